@@ -1,0 +1,39 @@
+"""From ``ops.yaml`` to rendered files: load, validate, render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import yamlsrc
+from .errors import Diagnostics, Loc, ManifestError
+from .model import Manifest
+from .outputs import render_all
+from .schema import SchemaParser
+from .spelling.python import params
+
+CACHE = Path(".cache") / "codegen-schemas.json"
+
+
+def load_manifest(path: Path, display: str | None = None, cache_root: Path | None = None) -> Manifest:
+    """Read and fully validate a manifest; raise :class:`ManifestError` with every problem."""
+    shown = display or path.name
+    diags = Diagnostics()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        diags.error(Loc(shown, 1, 1), f"cannot read the manifest: {exc.strerror}")
+        raise ManifestError(diags) from None
+    parser = SchemaParser((cache_root / CACHE) if cache_root else None)
+    root = yamlsrc.load(text, shown, diags)
+    manifest = Manifest.parse(root, shown, parser, diags) if root is not None else None
+    if manifest is not None:
+        for op in manifest.ops:
+            params(op, diags)
+    parser.save()
+    if diags or manifest is None:
+        raise ManifestError(diags)
+    return manifest
+
+
+def render(manifest: Manifest) -> dict[str, str]:
+    return render_all(manifest)

@@ -1,0 +1,250 @@
+"""How one op is spelled in the legacy ``deep_gemm._C`` shim and in its stub.
+
+Note [Shim call path]
+~~~~~~~~~~~~~~~~~~~~~
+Each shim function binds its ``OpOverload`` once at import.  In eager mode it
+calls the overload's ``_op`` (the C++ callable behind ``OpOverload.__call__``,
+one Python frame cheaper); while Dynamo traces (``torch.compiler.is_compiling``)
+it calls the ``OpOverload`` itself, which Dynamo understands.  Trailing
+arguments still at their schema default are not forwarded: the dispatcher
+fills them in from the schema faster than Python can pass them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..conversions import PACK_PYTHON, conversion, return_python
+from ..errors import Diagnostics
+from ..model import CONVERTERS, Op
+from ..schema import SCALAR_TYPE_NAMES, Arg
+
+
+def py_literal(value: object) -> str:
+    """A Python expression for a default value read from a schema or YAML."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value if value.startswith("torch.") else json.dumps(value)
+    if isinstance(value, (list, tuple)):
+        items = [py_literal(v) for v in value]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    raise TypeError(f"cannot spell default {value!r}")
+
+
+def _schema_default(arg: Arg) -> str:
+    if arg.type.base == "ScalarType" and isinstance(arg.default, int):
+        return f"torch.{SCALAR_TYPE_NAMES[arg.default]}"
+    return py_literal(arg.default)
+
+
+@dataclass(frozen=True)
+class PyParam:
+    """One parameter of the legacy Python function."""
+
+    name: str
+    members: tuple[Arg, ...]  # one schema argument, or the two of a pack
+    default: str | None  # Python expression, or None when required
+    schema_default: str | None  # the schema's own default, spelled in Python
+    kind: str  # "pos" | "posonly" | "kwonly"
+    converter: str | None
+
+    @property
+    def is_pack(self) -> bool:
+        return len(self.members) == 2
+
+    @property
+    def forwards_default(self) -> bool:
+        """True when the Python default equals the schema default (so it can be left out)."""
+        return self.default is not None and self.default == self.schema_default
+
+    def decl(self) -> str:
+        return self.name if self.default is None else f"{self.name}={self.default}"
+
+    def stub_type(self) -> str:
+        if self.is_pack:
+            return PACK_PYTHON[(False, self.members[1].type.optional)]
+        if self.converter:
+            return CONVERTERS[self.converter]
+        return conversion(self.members[0].type).python
+
+    def stub_decl(self) -> str:
+        text = f"{self.name}: {self.stub_type()}"
+        if self.default is None:
+            return text
+        simple = not self.default.startswith("torch.")
+        return f"{text} = {self.default if simple else '...'}"
+
+    def call(self) -> list[str]:
+        """Expressions passed to the op for this parameter, in schema order."""
+        return [m.name for m in self.members]
+
+
+def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
+    """The legacy Python parameters of ``op``; signature problems go to ``diags``."""
+    packs = {p.members[0]: p for p in op.packs}
+    skip = {p.members[1] for p in op.packs}
+    rules = op.python
+    out: list[PyParam] = []
+    for arg in op.schema.args:
+        if arg.name in skip:
+            continue
+        pack = packs.get(arg.name)
+        if pack is not None:
+            second = op.schema.arg(pack.members[1])
+            assert second is not None
+            members: tuple[Arg, ...] = (arg, second)
+            name = pack.python_name
+            default = schema_default = None
+        else:
+            members = (arg,)
+            name = arg.name
+            schema_default = _schema_default(arg) if arg.has_default else None
+            default = py_literal(rules.defaults[name]) if name in rules.defaults else schema_default
+        kind = "kwonly" if arg.kwarg_only else ("posonly" if rules.positional_only else "pos")
+        out.append(PyParam(rules.rename.get(name, name), members, default, schema_default, kind, rules.convert.get(name)))
+    if diags is not None:
+        seen_default = None
+        for p in out:
+            if p.kind == "kwonly":
+                continue
+            if p.default is not None:
+                seen_default = p.name
+            elif seen_default is not None:
+                diags.error(
+                    op.loc,
+                    f"Python parameter '{p.name}' has no default but follows '{seen_default}', which has one; "
+                    "expected a default for it (python.defaults) or a keyword-only schema argument",
+                    op.name,
+                )
+                break
+    return out
+
+
+def signature(ps: list[PyParam], stub: bool) -> str:
+    parts: list[str] = []
+    star_done = False
+    for i, p in enumerate(ps):
+        if p.kind == "kwonly" and not star_done:
+            parts.append("*")
+            star_done = True
+        parts.append(p.stub_decl() if stub else p.decl())
+        nxt = ps[i + 1] if i + 1 < len(ps) else None
+        if p.kind == "posonly" and (nxt is None or nxt.kind != "posonly"):
+            parts.append("/")
+    return ", ".join(parts)
+
+
+def return_annotation(op: Op) -> str:
+    rets = op.schema.returns
+    if not rets:
+        return "None"
+    if len(rets) == 1 and not op.schema.returns_tuple:
+        return return_python(rets[0])
+    return "tuple[" + ", ".join(return_python(r) for r in rets) + "]"
+
+
+def docstring(text: str, indent: str) -> list[str]:
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').splitlines() or [""]
+    if len(body) == 1:
+        return [f'{indent}"""{body[0]}"""']
+    return [f'{indent}"""{body[0]}', *[(indent + ln) if ln else "" for ln in body[1:]], f'{indent}"""']
+
+
+@dataclass(frozen=True)
+class ShimFunction:
+    """The legacy ``deep_gemm._C.<name>`` function for one op."""
+
+    op: Op
+
+    @property
+    def overload(self) -> str:
+        return f"_overload_{self.op.name}"
+
+    @property
+    def fast(self) -> str:
+        return f"_call_{self.op.name}"
+
+    def binding_lines(self) -> list[str]:
+        return [
+            f"{self.overload} = _ops.{self.op.name}.default",
+            f"{self.fast} = {self.overload}._op",
+        ]
+
+    @staticmethod
+    def at_default(p: PyParam) -> str:
+        """A cheap test that parameter ``p`` still holds its default."""
+        assert p.default is not None
+        if p.default in ("None", "True", "False"):
+            return f"{p.name} is {p.default}"
+        return f"{p.name} == {p.default}"
+
+    def calls(self, ps: list[PyParam]) -> tuple[str, str | None, str]:
+        """(full argument list, guard for the short call or None, short argument list).
+
+        The short call leaves out the trailing parameters whose Python default is
+        the schema default, when the caller left them at it (Note [Shim call path]).
+        """
+
+        def spell(chosen: list[PyParam]) -> str:
+            pos = [e for p in chosen if p.kind != "kwonly" for e in p.call()]
+            kw = [f"{e}={e}" for p in chosen if p.kind == "kwonly" for e in p.call()]
+            return ", ".join(pos + kw)
+
+        full = spell(ps)
+        cut = len(ps)
+        while cut > 0 and ps[cut - 1].forwards_default and not ps[cut - 1].converter:
+            cut -= 1
+        if cut == len(ps):
+            return full, None, full
+        guard = " and ".join(self.at_default(p) for p in ps[cut:])
+        return full, guard, spell(ps[:cut])
+
+    def lines(self) -> list[str]:
+        ps = params(self.op)
+        out = [f"def {self.op.name}({signature(ps, stub=False)}):"]
+        out += docstring(self.op.doc, "    ")
+        packs = [p for p in ps if p.is_pack]
+        if packs:
+            names = ", ".join(f'"{p.name}"' for p in packs)
+            values = ", ".join(p.name for p in packs)
+            out.append(f"    if {' or '.join(f'isinstance({p.name}, _Tensor)' for p in packs)}:")
+            out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},))')
+            out.append("    try:")
+            for p in packs:
+                out.append(f"        {', '.join(m.name for m in p.members)} = {p.name}")
+            out.append("    except (TypeError, ValueError):")
+            out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},)) from None')
+        for p in ps:
+            if p.converter:
+                out.append(f'    {p.name} = _convert.{p.converter}({p.name}, "{self.op.name}", "{p.name}")')
+        # A renamed parameter is passed under its schema name.
+        for p in ps:
+            if not p.is_pack and p.name != p.members[0].name:
+                out.append(f"    {p.members[0].name} = {p.name}")
+        full, guard, short = self.calls(ps)
+        out.append("    if _compiling():")
+        out.append(f"        return {self.overload}({full})")
+        if guard is not None:
+            out.append(f"    if {guard}:")
+            out.append(f"        return {self.fast}({short})")
+        out.append(f"    return {self.fast}({full})")
+        return out
+
+    def alias_lines(self) -> list[str]:
+        return [f"{alias} = {self.op.name}" for alias in self.op.aliases]
+
+
+@dataclass(frozen=True)
+class StubFunction:
+    op: Op
+
+    def lines(self) -> list[str]:
+        ps = params(self.op)
+        out = [f"def {self.op.name}({signature(ps, stub=True)}) -> {return_annotation(self.op)}:"]
+        out += docstring(self.op.doc, "    ")
+        out += [f"{alias} = {self.op.name}" for alias in self.op.aliases]
+        return out

@@ -1,0 +1,59 @@
+#pragma once
+// Errors that name the op and the argument.
+//
+// Generated wrappers open an OpScope with the op's name; implementation code
+// reports bad input with DG_CHECK_ARG(cond, "arg", message...).  The resulting
+// Python exception reads  "<op>: argument '<arg>' <message>".  Implementations
+// never learn how they were registered: they only read the current op name.
+
+#include <c10/util/Exception.h>
+
+#include <string>
+
+namespace deep_gemm {
+
+inline thread_local const char* current_op_name = nullptr;
+
+// Names the op running on this thread for the lifetime of the scope.
+class OpScope {
+ public:
+  explicit OpScope(const char* name) : previous_(current_op_name) { current_op_name = name; }
+  ~OpScope() { current_op_name = previous_; }
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  const char* previous_;
+};
+
+inline std::string op_prefix() {
+  return std::string(current_op_name ? current_op_name : "deep_gemm") + ": ";
+}
+
+// Bad value, shape, dtype, device or layout of one argument -> Python ValueError.
+[[noreturn]] inline void fail_argument(const char* arg, const std::string& what) {
+  TORCH_CHECK_VALUE(false, op_prefix(), "argument '", arg, "' ", what);
+  __builtin_unreachable();
+}
+
+// A valid request this build cannot serve -> Python RuntimeError.
+[[noreturn]] inline void fail_unsupported(const std::string& what) {
+  TORCH_CHECK(false, op_prefix(), what);
+  __builtin_unreachable();
+}
+
+}  // namespace deep_gemm
+
+#define DG_CHECK_ARG(cond, arg, ...)                                       \
+  do {                                                                     \
+    if (C10_UNLIKELY(!(cond))) {                                           \
+      ::deep_gemm::fail_argument((arg), ::c10::str(__VA_ARGS__));          \
+    }                                                                      \
+  } while (0)
+
+#define DG_CHECK_SUPPORTED(cond, ...)                                      \
+  do {                                                                     \
+    if (C10_UNLIKELY(!(cond))) {                                           \
+      ::deep_gemm::fail_unsupported(::c10::str(__VA_ARGS__));              \
+    }                                                                      \
+  } while (0)

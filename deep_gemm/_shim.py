@@ -1,0 +1,50 @@
+"""Support code for the generated ``deep_gemm._C`` shim (loading and errors)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Sequence
+
+import torch
+
+_EXTENSION = "deep_gemm._C_extension"
+
+
+def load_extension() -> None:
+    """Load the compiled extension, which registers every op with the dispatcher."""
+    spec = importlib.util.find_spec(_EXTENSION)
+    if spec is None or spec.origin is None:
+        raise ImportError(
+            f"{_EXTENSION} is not built. Build it with `make build` (or `pip install --no-build-isolation .` "
+            "after installing torch)."
+        )
+    torch.ops.load_library(spec.origin)
+
+
+def pack_error(op: str, names: Sequence[str], values: Sequence[object]) -> TypeError:
+    """The error for a legacy ``(tensor, scale)`` argument that is not a pair."""
+    for name, value in zip(names, values):
+        ok = isinstance(value, (tuple, list)) and len(value) == 2
+        if not ok:
+            got = f"a Tensor of shape {tuple(value.shape)}" if isinstance(value, torch.Tensor) else type(value).__name__
+            return TypeError(f"{op}: argument '{name}' must be a (tensor, scale) pair (tuple of 2), got {got}")
+    return TypeError(f"{op}: arguments {', '.join(names)} must be (tensor, scale) pairs")
+
+
+def guard_enabled(guard: str, ops: Sequence[str]) -> bool:
+    """Whether this build registered the ops under ``guard``: all of them, or none.
+
+    A build with only part of a guard's ops is broken, and importing it fails.
+    """
+    present = [name for name in ops if hasattr(torch.ops.deep_gemm, name)]
+    if present and len(present) != len(ops):
+        missing = sorted(set(ops) - set(present))
+        raise ImportError(f"deep_gemm: guard '{guard}' is half-built: {', '.join(missing)} missing from the extension")
+    return bool(present)
+
+
+def register_fake(op: str, dotted: str) -> None:
+    """Register the Python fake kernel ``dotted`` (module.attr) for ``deep_gemm::op``."""
+    module, _, attr = dotted.rpartition(".")
+    torch.library.register_fake(f"deep_gemm::{op}", getattr(importlib.import_module(module), attr))

@@ -1,0 +1,63 @@
+"""Build deep_gemm._C_extension: one abi3 shared object, no pybind11.
+
+The sources are csrc/python_api.cpp (an empty module init) and the generated
+registration files csrc/generated/*.cpp (run `python -m codegen regenerate`
+after editing ops.yaml).  A CUDA build happens when torch has CUDA and nvcc is
+found (set DG_FORCE_CPU=1 to build for the CPU only); it also compiles
+csrc/kernels/*.cu for sm_90a.
+
+Install torch first, then build without build isolation:
+    pip install --no-build-isolation .        or    python setup.py build_ext --inplace
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import torch
+from setuptools import setup
+from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+PY_LIMITED_API = "0x030A0000"  # CPython 3.10: the oldest interpreter the abi3 wheel serves
+
+
+def with_cuda() -> bool:
+    if os.environ.get("DG_FORCE_CPU") == "1":
+        return False
+    return torch.version.cuda is not None and CUDA_HOME is not None
+
+
+def extension():
+    sources = ["csrc/python_api.cpp", *sorted(glob.glob("csrc/generated/*.cpp"))]
+    macros = [("Py_LIMITED_API", PY_LIMITED_API)]
+    cxx = ["-O2", "-fvisibility=hidden"]
+    kwargs = {}
+    builder = CppExtension
+    if with_cuda():
+        builder = CUDAExtension
+        sources += sorted(glob.glob("csrc/kernels/*.cu"))
+        macros.append(("DG_WITH_CUDA", None))
+        kwargs["extra_compile_args"] = {
+            "cxx": cxx,
+            "nvcc": ["-O3", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr"],
+        }
+        kwargs["libraries"] = ["cublasLt", "cublas"]
+    else:
+        kwargs["extra_compile_args"] = {"cxx": cxx}
+    return builder(
+        name="deep_gemm._C_extension",
+        sources=sources,
+        include_dirs=[os.path.join(ROOT, "csrc")],
+        define_macros=macros,
+        py_limited_api=True,
+        **kwargs,
+    )
+
+
+setup(
+    ext_modules=[extension()],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    options={"bdist_wheel": {"py_limited_api": "cp310"}},
+)
