@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         for rel in written:
             print(f"wrote {rel}")
-        print(f"codegen regenerate: {len(written)} of {len(files)} files changed ({time.perf_counter() - started:.2f} s)")
+        print(
+            f"codegen regenerate: {len(written)} of {len(files)} files changed ({time.perf_counter() - started:.2f} s)"
+        )
     return 0
 
 

@@ -38,17 +38,29 @@ def conversion(t: SchemaType) -> Conversion:
         if t.size is not None:
             py = "tuple[" + ", ".join(["int"] * t.size) + "]"
             if t.optional:
-                return Conversion("at::OptionalIntArrayRef", f"to_optional_tuple<{t.size}>", f"std::optional<{_tuple(t.size)}>", py + " | None")
+                return Conversion(
+                    "at::OptionalIntArrayRef",
+                    f"to_optional_tuple<{t.size}>",
+                    f"std::optional<{_tuple(t.size)}>",
+                    py + " | None",
+                )
             return Conversion("at::IntArrayRef", f"to_tuple<{t.size}>", _tuple(t.size), py)
         if t.optional:
-            return Conversion("at::OptionalIntArrayRef", "to_optional_int_vector", "std::optional<std::vector<int>>", "Sequence[int] | None")
+            return Conversion(
+                "at::OptionalIntArrayRef",
+                "to_optional_int_vector",
+                "std::optional<std::vector<int>>",
+                "Sequence[int] | None",
+            )
         return Conversion("at::IntArrayRef", "to_int_vector", "std::vector<int>", "Sequence[int]")
     return _SCALARS[(t.base, t.optional)]
 
 
 _SCALARS: dict[tuple[str, bool], Conversion] = {
     ("Tensor", False): Conversion("const at::Tensor&", None, "at::Tensor", "Tensor"),
-    ("Tensor", True): Conversion("const std::optional<at::Tensor>&", None, "std::optional<at::Tensor>", "Tensor | None"),
+    ("Tensor", True): Conversion(
+        "const std::optional<at::Tensor>&", None, "std::optional<at::Tensor>", "Tensor | None"
+    ),
     ("int", False): Conversion("int64_t", "to_int", "int", "int"),
     ("int", True): Conversion("std::optional<int64_t>", "to_optional_int", "std::optional<int>", "int | None"),
     ("float", False): Conversion("double", None, "double", "float"),
@@ -56,9 +68,13 @@ _SCALARS: dict[tuple[str, bool], Conversion] = {
     ("bool", False): Conversion("bool", None, "bool", "bool"),
     ("bool", True): Conversion("std::optional<bool>", None, "std::optional<bool>", "bool | None"),
     ("str", False): Conversion("c10::string_view", "to_string", "std::string", "str"),
-    ("str", True): Conversion("std::optional<c10::string_view>", "to_optional_string", "std::optional<std::string>", "str | None"),
+    ("str", True): Conversion(
+        "std::optional<c10::string_view>", "to_optional_string", "std::optional<std::string>", "str | None"
+    ),
     ("ScalarType", False): Conversion("at::ScalarType", None, "at::ScalarType", "torch.dtype"),
-    ("ScalarType", True): Conversion("std::optional<at::ScalarType>", None, "std::optional<at::ScalarType>", "torch.dtype | None"),
+    ("ScalarType", True): Conversion(
+        "std::optional<at::ScalarType>", None, "std::optional<at::ScalarType>", "torch.dtype | None"
+    ),
 }
 
 # Types a pack rule produces on the C++ side (first member, second member) -> natural type.
@@ -95,4 +111,11 @@ def return_cpp(t: SchemaType) -> str:
 def return_python(t: SchemaType) -> str:
     if t.is_list:
         return f"list[{'Tensor' if t.base == 'Tensor' else t.base}]"
-    return {"Tensor": "Tensor", "int": "int", "float": "float", "bool": "bool", "str": "str", "ScalarType": "torch.dtype"}[t.base]
+    return {
+        "Tensor": "Tensor",
+        "int": "int",
+        "float": "float",
+        "bool": "bool",
+        "str": "str",
+        "ScalarType": "torch.dtype",
+    }[t.base]

@@ -146,7 +146,10 @@ class Guard:
         doc = r.string(m.get("doc"), f"guard '{name}' field 'doc'")
         if cpp is None or doc is None:
             if m.get("cpp") is None or m.get("doc") is None:
-                r.error(m.loc, f"guard '{name}' lacks {'cpp' if m.get('cpp') is None else 'doc'}; expected both 'cpp' and 'doc'")
+                r.error(
+                    m.loc,
+                    f"guard '{name}' lacks {'cpp' if m.get('cpp') is None else 'doc'}; expected both 'cpp' and 'doc'",
+                )
             return None
         return cls(name, cpp, doc, m.loc)
 
@@ -225,7 +228,9 @@ class Op:
         r.op = text.split("(", 1)[0].strip() or None
         for key in m.entries:
             if key not in OP_KEYS:
-                r.error(m.key_loc(key), f"unknown key '{key}'{did_you_mean(key, OP_KEYS)}; allowed keys: {one_of(OP_KEYS)}")
+                r.error(
+                    m.key_loc(key), f"unknown key '{key}'{did_you_mean(key, OP_KEYS)}; allowed keys: {one_of(OP_KEYS)}"
+                )
         assert schema_node is not None
         try:
             schema = parser.parse(text)
@@ -270,7 +275,9 @@ class Op:
         if self.guard:
             lines.append(f"  guard: {self.guard}")
         if self.packs:
-            lines.append("  pack: {" + ", ".join(f"{p.python_name}: [{', '.join(p.members)}]" for p in self.packs) + "}")
+            lines.append(
+                "  pack: {" + ", ".join(f"{p.python_name}: [{', '.join(p.members)}]" for p in self.packs) + "}"
+            )
         if self.aliases:
             lines.append(f"  aliases: [{', '.join(self.aliases)}]")
         if self.writes:
@@ -321,7 +328,7 @@ class Manifest:
 
         guards: dict[str, Guard] = {}
         gmap = r.mapping(m.get("guards"), "field 'guards'")
-        for name, (loc, gnode) in (gmap.entries.items() if gmap else []):
+        for name, (loc, gnode) in gmap.entries.items() if gmap else []:
             if not _IDENT.match(name):
                 r.error(loc, f"guard name '{name}' is not an identifier")
                 continue
@@ -331,12 +338,18 @@ class Manifest:
 
         dispatch_guards: dict[str, str] = {}
         dmap = r.mapping(m.get("dispatch_guards"), "field 'dispatch_guards'")
-        for key, (loc, gnode) in (dmap.entries.items() if dmap else []):
+        for key, (loc, gnode) in dmap.entries.items() if dmap else []:
             gname = r.string(gnode, f"dispatch guard of '{key}'")
             if key not in DISPATCH_KEYS:
-                r.error(loc, f"dispatch key '{key}' is unknown{did_you_mean(key, DISPATCH_KEYS)}; expected one of {one_of(DISPATCH_KEYS)}")
+                r.error(
+                    loc,
+                    f"dispatch key '{key}' is unknown{did_you_mean(key, DISPATCH_KEYS)}; expected one of {one_of(DISPATCH_KEYS)}",
+                )
             elif gname is not None and gname not in guards:
-                r.error(gnode.loc, f"dispatch key '{key}' names guard '{gname}', which is not defined{did_you_mean(gname, guards)}")
+                r.error(
+                    gnode.loc,
+                    f"dispatch key '{key}' names guard '{gname}', which is not defined{did_you_mean(gname, guards)}",
+                )
             elif gname is not None:
                 dispatch_guards[key] = gname
 
@@ -344,7 +357,7 @@ class Manifest:
         fmap = r.mapping(m.get("families"), "field 'families'")
         if m.get("families") is None:
             r.error(m.loc, "the manifest has no 'families'; expected a mapping of family name to its header and ops")
-        for fname, (floc, fnode) in (fmap.entries.items() if fmap else []):
+        for fname, (floc, fnode) in fmap.entries.items() if fmap else []:
             fam = _parse_family(fname, floc, fnode, parser, diags)
             if fam:
                 families.append(fam)
@@ -390,7 +403,10 @@ def _parse_family(name: str, loc: Loc, node: YNode, parser: SchemaParser, diags:
 def _check_schema(schema: Schema, loc: Loc, r: _Reader) -> bool:
     ok = True
     if schema.overload:
-        r.error(loc, f"the schema declares overload '.{schema.overload}'; expected a plain op name (overloads are not generated)")
+        r.error(
+            loc,
+            f"the schema declares overload '.{schema.overload}'; expected a plain op name (overloads are not generated)",
+        )
         ok = False
     if not _IDENT.match(schema.name):
         r.error(loc, f"op name '{schema.name}' is not a plain identifier; expected no namespace (the library adds it)")
@@ -405,7 +421,9 @@ def _check_schema(schema: Schema, loc: Loc, r: _Reader) -> bool:
             r.error(loc, f"argument '{arg.name}' is a Python keyword; expected a name usable as a Python parameter")
             ok = False
         if arg.is_write and not arg.type.is_tensor:
-            r.error(loc, f"argument '{arg.name}' is marked written but is a {arg.type}; expected only Tensors to be written")
+            r.error(
+                loc, f"argument '{arg.name}' is marked written but is a {arg.type}; expected only Tensors to be written"
+            )
             ok = False
     return ok
 
@@ -420,7 +438,10 @@ def _parse_impl(m: YMap, family: str, schema: Schema, r: _Reader) -> dict[str, s
     else:
         for key, loc in r.strings(dispatch_node, "field 'dispatch'"):
             if key not in DISPATCH_KEYS:
-                r.error(loc, f"dispatch key '{key}' is unknown{did_you_mean(key, DISPATCH_KEYS)}; expected one of {one_of(DISPATCH_KEYS)}")
+                r.error(
+                    loc,
+                    f"dispatch key '{key}' is unknown{did_you_mean(key, DISPATCH_KEYS)}; expected one of {one_of(DISPATCH_KEYS)}",
+                )
             elif key in keys:
                 r.error(loc, f"dispatch key '{key}' is listed twice; expected each key once")
             else:
@@ -439,7 +460,10 @@ def _parse_impl(m: YMap, family: str, schema: Schema, r: _Reader) -> dict[str, s
             out[key] = fn or default_fn
         for key in impl_node.entries:
             if key not in keys:
-                r.error(impl_node.key_loc(key), f"impl names dispatch key '{key}', which is not in 'dispatch' ({', '.join(keys)})")
+                r.error(
+                    impl_node.key_loc(key),
+                    f"impl names dispatch key '{key}', which is not in 'dispatch' ({', '.join(keys)})",
+                )
         return out
     fn = r.string(impl_node, "field 'impl'", _CPP_NAME)
     if fn is None:
@@ -465,26 +489,44 @@ def _parse_packs(node: YNode | None, schema: Schema, r: _Reader) -> tuple[Pack, 
         for i, (member, mloc) in enumerate(members):
             arg = schema.arg(member)
             if arg is None:
-                r.error(mloc, f"pack rule '{pname}' names '{member}', which is not an argument of the schema{did_you_mean(member, schema.arg_names)}")
+                r.error(
+                    mloc,
+                    f"pack rule '{pname}' names '{member}', which is not an argument of the schema{did_you_mean(member, schema.arg_names)}",
+                )
                 good = False
             elif member in owner:
-                r.error(mloc, f"pack rule '{pname}' names '{member}', which pack rule '{owner[member]}' already packs; expected each argument in at most one pack")
+                r.error(
+                    mloc,
+                    f"pack rule '{pname}' names '{member}', which pack rule '{owner[member]}' already packs; expected each argument in at most one pack",
+                )
                 good = False
             elif arg.type.base != "Tensor" or arg.type.is_list or (i == 0 and arg.type.optional):
-                r.error(mloc, f"pack rule '{pname}' member '{member}' is a {arg.type}; expected {'Tensor' if i == 0 else 'Tensor or Tensor?'}")
+                r.error(
+                    mloc,
+                    f"pack rule '{pname}' member '{member}' is a {arg.type}; expected {'Tensor' if i == 0 else 'Tensor or Tensor?'}",
+                )
                 good = False
             elif arg.has_default or arg.kwarg_only:
-                r.error(mloc, f"pack rule '{pname}' member '{member}' has a default or is keyword-only; expected a plain positional argument")
+                r.error(
+                    mloc,
+                    f"pack rule '{pname}' member '{member}' has a default or is keyword-only; expected a plain positional argument",
+                )
                 good = False
         if not good:
             continue
         names = [mb for mb, _ in members]
         idx = [schema.arg_names.index(n) for n in names]
         if idx[1] != idx[0] + 1:
-            r.error(pnode.loc, f"pack rule '{pname}' members {names} are not adjacent in the schema; expected them side by side")
+            r.error(
+                pnode.loc,
+                f"pack rule '{pname}' members {names} are not adjacent in the schema; expected them side by side",
+            )
             continue
         if pname in schema.arg_names and pname not in names:
-            r.error(ploc, f"pack rule name '{pname}' clashes with schema argument '{pname}'; expected a fresh name or the first member's name")
+            r.error(
+                ploc,
+                f"pack rule name '{pname}' clashes with schema argument '{pname}'; expected a fresh name or the first member's name",
+            )
             continue
         for n in names:
             owner[n] = pname
@@ -522,35 +564,53 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
 
     defaults: dict[str, object] = {}
     dm = r.mapping(pm.get("defaults"), "field 'python.defaults'")
-    for name, (loc, vnode) in (dm.entries.items() if dm else []):
+    for name, (loc, vnode) in dm.entries.items() if dm else []:
         arg = schema.arg(name)
         value = plain(vnode)
         if arg is None or name in packed:
-            r.error(loc, f"python default for '{name}', which is not an unpacked argument of the schema{did_you_mean(name, schema.arg_names)}")
+            r.error(
+                loc,
+                f"python default for '{name}', which is not an unpacked argument of the schema{did_you_mean(name, schema.arg_names)}",
+            )
         elif not _default_matches(arg, value):
-            r.error(vnode.loc, f"python default for '{name}' is {value!r}, which does not fit its type {arg.type}; expected a value of that type")
+            r.error(
+                vnode.loc,
+                f"python default for '{name}' is {value!r}, which does not fit its type {arg.type}; expected a value of that type",
+            )
         else:
             defaults[name] = value
 
     rename: dict[str, str] = {}
     rm = r.mapping(pm.get("rename"), "field 'python.rename'")
-    for name, (loc, vnode) in (rm.entries.items() if rm else []):
+    for name, (loc, vnode) in rm.entries.items() if rm else []:
         new = r.string(vnode, f"python rename of '{name}'", _IDENT)
         if name not in py_names:
-            r.error(loc, f"python rename of '{name}', which is not a Python parameter of this op{did_you_mean(name, py_names)}")
+            r.error(
+                loc,
+                f"python rename of '{name}', which is not a Python parameter of this op{did_you_mean(name, py_names)}",
+            )
         elif new is not None:
             if new in py_names and new != name:
-                r.error(vnode.loc, f"python rename of '{name}' to '{new}' clashes with another parameter; expected a fresh name")
+                r.error(
+                    vnode.loc,
+                    f"python rename of '{name}' to '{new}' clashes with another parameter; expected a fresh name",
+                )
             rename[name] = new
 
     convert: dict[str, str] = {}
     cm = r.mapping(pm.get("convert"), "field 'python.convert'")
-    for name, (loc, vnode) in (cm.entries.items() if cm else []):
+    for name, (loc, vnode) in cm.entries.items() if cm else []:
         conv = r.string(vnode, f"python converter of '{name}'")
         if name not in py_names:
-            r.error(loc, f"python converter for '{name}', which is not a Python parameter of this op{did_you_mean(name, py_names)}")
+            r.error(
+                loc,
+                f"python converter for '{name}', which is not a Python parameter of this op{did_you_mean(name, py_names)}",
+            )
         elif conv is not None and conv not in CONVERTERS:
-            r.error(vnode.loc, f"python converter '{conv}' is unknown{did_you_mean(conv, CONVERTERS)}; expected one of {one_of(CONVERTERS)}")
+            r.error(
+                vnode.loc,
+                f"python converter '{conv}' is unknown{did_you_mean(conv, CONVERTERS)}; expected one of {one_of(CONVERTERS)}",
+            )
         elif conv is not None:
             convert[name] = conv
 
@@ -571,39 +631,58 @@ def _parse_writes(node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc) -
     ok = True
     for name, loc in listed:
         if name.startswith(UNDECIDED):
-            r.error(loc, f"'writes' still holds the undecided marker '{name}'; expected a person to decide whether '{name[1:]}' is written, then list it or drop it")
+            r.error(
+                loc,
+                f"'writes' still holds the undecided marker '{name}'; expected a person to decide whether '{name[1:]}' is written, then list it or drop it",
+            )
             ok = False
             continue
         arg = schema.arg(name)
         if arg is None:
-            r.error(loc, f"'writes' names '{name}', which is not an argument of the schema{did_you_mean(name, schema.arg_names)}")
+            r.error(
+                loc,
+                f"'writes' names '{name}', which is not an argument of the schema{did_you_mean(name, schema.arg_names)}",
+            )
             ok = False
         elif not arg.type.is_tensor:
             r.error(loc, f"'writes' names '{name}', a {arg.type}; expected a Tensor argument")
             ok = False
         elif not arg.is_write:
             tag = arg.alias_set or name
-            r.error(loc, f"'writes' says '{name}' is written, but the schema has no '!' on it; expected 'Tensor({tag}!) {name}'")
+            r.error(
+                loc,
+                f"'writes' says '{name}' is written, but the schema has no '!' on it; expected 'Tensor({tag}!) {name}'",
+            )
             ok = False
         names.append(name)
     for arg in schema.args:
         if arg.is_write and arg.name not in names:
-            r.error(node.loc if node else op_loc, f"the schema marks '{arg.name}' written ('!'), but 'writes' does not list it; expected 'writes' to list every written tensor")
+            r.error(
+                node.loc if node else op_loc,
+                f"the schema marks '{arg.name}' written ('!'), but 'writes' does not list it; expected 'writes' to list every written tensor",
+            )
             ok = False
     return tuple(names) if ok else None
 
 
-def _parse_fake(node: YNode | None, schema: Schema, impl: dict[str, str] | None, r: _Reader, op_loc: Loc) -> Fake | None:
+def _parse_fake(
+    node: YNode | None, schema: Schema, impl: dict[str, str] | None, r: _Reader, op_loc: Loc
+) -> Fake | None:
     returns_tensor = any(t.base == "Tensor" for t in schema.returns)
     if node is None:
         if returns_tensor:
-            r.error(op_loc, f"op returns {schema.returns_spelling} but has no 'fake'; expected {' or '.join(FAKE_FORMS)}")
+            r.error(
+                op_loc, f"op returns {schema.returns_spelling} but has no 'fake'; expected {' or '.join(FAKE_FORMS)}"
+            )
         return None
     fake: Fake | None = None
     if isinstance(node, YScalar) and node.value == "meta":
         keys = set(impl or ())
         if not keys & {"Meta", "CompositeExplicitAutograd"}:
-            r.error(node.loc, "fake 'meta' needs the op registered for Meta or CompositeExplicitAutograd; add one of them to 'dispatch'")
+            r.error(
+                node.loc,
+                "fake 'meta' needs the op registered for Meta or CompositeExplicitAutograd; add one of them to 'dispatch'",
+            )
         fake = Fake("meta")
     elif isinstance(node, YMap):
         fm = r.mapping(node, "field 'fake'", ("function",))
@@ -615,7 +694,10 @@ def _parse_fake(node: YNode | None, schema: Schema, impl: dict[str, str] | None,
     else:
         r.error(node.loc, f"field 'fake' is {_describe(node)}; expected {' or '.join(FAKE_FORMS)}")
     if fake is not None and not returns_tensor:
-        r.error(node.loc, f"op returns {schema.returns_spelling}, which holds no Tensor; expected no 'fake' (torch derives one)")
+        r.error(
+            node.loc,
+            f"op returns {schema.returns_spelling}, which holds no Tensor; expected no 'fake' (torch derives one)",
+        )
     return fake
 
 
@@ -627,8 +709,16 @@ def _check_cross_op(manifest: Manifest, diags: Diagnostics) -> None:
             for name in (op.name, *op.aliases):
                 if name in taken:
                     first = taken[name]
-                    diags.error(op.loc, f"name '{name}' is already used at {first}; expected op names and aliases to be unique", op.name)
+                    diags.error(
+                        op.loc,
+                        f"name '{name}' is already used at {first}; expected op names and aliases to be unique",
+                        op.name,
+                    )
                 else:
                     taken[name] = op.loc
             if op.guard is not None and op.guard not in manifest.guards:
-                diags.error(op.loc, f"guard '{op.guard}' is not defined{did_you_mean(op.guard, manifest.guards)}; expected one of {one_of(manifest.guards)}", op.name)
+                diags.error(
+                    op.loc,
+                    f"guard '{op.guard}' is not defined{did_you_mean(op.guard, manifest.guards)}; expected one of {one_of(manifest.guards)}",
+                    op.name,
+                )

@@ -70,7 +70,7 @@ def _family_cpp(manifest: Manifest, family: Family) -> dict[str, object]:
 
 
 def _guard_groups(manifest: Manifest) -> list[dict[str, object]]:
-    out = []
+    out: list[dict[str, object]] = []
     for guard in manifest.guards.values():
         names = [op.name for op in manifest.ops if op.guard == guard.name]
         if names:

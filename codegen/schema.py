@@ -120,7 +120,7 @@ def _torch_version() -> str:
 
 
 def _parse_with_torch(text: str) -> dict[str, object]:
-    import torch  # noqa: PLC0415 - deliberately lazy, see Note [Schema cache]
+    import torch  # deliberately lazy, see Note [Schema cache]
 
     try:
         parsed = torch._C.parse_schema(text)
@@ -134,7 +134,7 @@ def _parse_with_torch(text: str) -> dict[str, object]:
             {
                 "name": a.name,
                 "real_type": str(a.real_type),
-                "size": a.N,
+                "size": a.N,  # type: ignore[attr-defined]  # torch stubs lack Argument.N
                 "has_default": a.has_default_value(),
                 "default": a.default_value,
                 "kwarg_only": a.kwarg_only,
@@ -142,7 +142,10 @@ def _parse_with_torch(text: str) -> dict[str, object]:
                 "alias_set": sorted(alias.before_set)[0] if alias and alias.before_set else None,
             }
         )
-    rets = [{"real_type": str(r.real_type), "size": r.N} for r in parsed.returns]
+    rets = [
+        {"real_type": str(r.real_type), "size": r.N}  # type: ignore[attr-defined]  # as above
+        for r in parsed.returns
+    ]
     returns_tuple = not re.search(r"->\s*[A-Za-z]", text)
     return {
         "name": parsed.name,

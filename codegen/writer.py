@@ -42,7 +42,7 @@ def write_changed(root: Path, files: dict[str, str]) -> list[str]:
 
 def diff(root: Path, files: dict[str, str]) -> str:
     """Unified diff from what is on disk to what would be written ('' when equal)."""
-    chunks = []
+    chunks: list[str] = []
     for rel, text in sorted(files.items()):
         old = _current(root / rel)
         if old == text:

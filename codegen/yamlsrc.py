@@ -9,7 +9,6 @@ and rejects what plain ``yaml.safe_load`` silently accepts: duplicate keys
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 import yaml
 
@@ -41,7 +40,7 @@ class YMap:
         return self.entries[key][0]
 
 
-YNode = Union[YScalar, YSeq, YMap]
+YNode = YScalar | YSeq | YMap
 
 
 def _loc(path: str, node: yaml.Node) -> Loc:

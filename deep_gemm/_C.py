@@ -202,6 +202,7 @@ def get_mn_major_tma_aligned_tensor(sf, /):
         return _overload_get_mn_major_tma_aligned_tensor(sf)
     return _call_get_mn_major_tma_aligned_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_tensor'])
+_register_fake('get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_tensor')
 
 _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -218,6 +219,7 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
         return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
     return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
 _export('layout', ['get_mn_major_tma_aligned_packed_ue8m0_tensor'])
+_register_fake('get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -407,3 +409,15 @@ def bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
         return _call_bf16_gemm_tt(a, b, d)
     return _call_bf16_gemm_tt(a, b, d, c, compiled_dims)
 _export('gemm', ['bf16_gemm_tt'])
+
+
+# ---- family 'einsum': Batched contractions written as einsum expressions (BF16 and block-scaled FP8).
+
+
+# ---- family 'attention': Attention-side GEMMs and the MQA "lightning indexer" logits.
+
+
+# ---- family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.
+
+
+# ---- family 'mega': Mega MoE (fused expert-parallel dispatch, two GEMMs, activation and combine) and its symmetric buffer.

@@ -19,7 +19,9 @@ def _align(a: int, b: int) -> int:
     return _ceil_div(a, b) * b
 
 
-def mn_major_empty(batch_shape: Sequence[int], mn: int, cols: int, like: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def mn_major_empty(
+    batch_shape: Sequence[int], mn: int, cols: int, like: torch.Tensor, dtype: torch.dtype
+) -> torch.Tensor:
     """An MN-major, TMA-aligned [(B,) mn, cols] tensor (strides (tma_mn * cols, 1, tma_mn))."""
     tma_mn = _align(mn, 4)
     if batch_shape:
@@ -31,6 +33,16 @@ def _arch_major(sf: torch.Tensor) -> int:
     if sf.device.type != "cuda":
         return 0
     return torch.cuda.get_device_capability(sf.device)[0]
+
+
+def get_mn_major_tma_aligned_tensor(sf: torch.Tensor) -> torch.Tensor:
+    return mn_major_empty(list(sf.shape[:-2]), sf.shape[-2], sf.shape[-1], sf, torch.float32)
+
+
+def get_mn_major_tma_aligned_packed_ue8m0_tensor(
+    sf: torch.Tensor, psum_layout: torch.Tensor | None = None
+) -> torch.Tensor:
+    return mn_major_empty(list(sf.shape[:-2]), sf.shape[-2], _ceil_div(sf.shape[-1], 4), sf, torch.int32)
 
 
 def transform_sf_into_required_layout(

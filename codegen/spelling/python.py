@@ -105,7 +105,9 @@ def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
             schema_default = _schema_default(arg) if arg.has_default else None
             default = py_literal(rules.defaults[name]) if name in rules.defaults else schema_default
         kind = "kwonly" if arg.kwarg_only else ("posonly" if rules.positional_only else "pos")
-        out.append(PyParam(rules.rename.get(name, name), members, default, schema_default, kind, rules.convert.get(name)))
+        out.append(
+            PyParam(rules.rename.get(name, name), members, default, schema_default, kind, rules.convert.get(name))
+        )
     if diags is not None:
         seen_default = None
         for p in out:

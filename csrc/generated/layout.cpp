@@ -70,8 +70,6 @@ TORCH_LIBRARY_FRAGMENT(deep_gemm, m) {
 
 TORCH_LIBRARY_IMPL(deep_gemm, CompositeExplicitAutograd, m) {
   m.impl("get_tma_aligned_size", TORCH_FN(wrap_get_tma_aligned_size));
-  m.impl("get_mn_major_tma_aligned_tensor", TORCH_FN(wrap_get_mn_major_tma_aligned_tensor));
-  m.impl("get_mn_major_tma_aligned_packed_ue8m0_tensor", TORCH_FN(wrap_get_mn_major_tma_aligned_packed_ue8m0_tensor));
   m.impl("set_mk_alignment_for_contiguous_layout", TORCH_FN(wrap_set_mk_alignment_for_contiguous_layout));
   m.impl("get_mk_alignment_for_contiguous_layout", TORCH_FN(wrap_get_mk_alignment_for_contiguous_layout));
   m.impl("get_theoretical_mk_alignment_for_contiguous_layout", TORCH_FN(wrap_get_theoretical_mk_alignment_for_contiguous_layout));
@@ -79,12 +77,16 @@ TORCH_LIBRARY_IMPL(deep_gemm, CompositeExplicitAutograd, m) {
 
 TORCH_LIBRARY_IMPL(deep_gemm, CPU, m) {
   m.impl("transform_sf_into_required_layout", TORCH_FN(wrap_transform_sf_into_required_layout));
+  m.impl("get_mn_major_tma_aligned_tensor", TORCH_FN(wrap_get_mn_major_tma_aligned_tensor));
+  m.impl("get_mn_major_tma_aligned_packed_ue8m0_tensor", TORCH_FN(wrap_get_mn_major_tma_aligned_packed_ue8m0_tensor));
   m.impl("get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor", TORCH_FN(wrap_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor));
 }
 
 #if defined(DG_WITH_CUDA)  // guard 'cuda'
 TORCH_LIBRARY_IMPL(deep_gemm, CUDA, m) {
   m.impl("transform_sf_into_required_layout", TORCH_FN(wrap_transform_sf_into_required_layout));
+  m.impl("get_mn_major_tma_aligned_tensor", TORCH_FN(wrap_get_mn_major_tma_aligned_tensor));
+  m.impl("get_mn_major_tma_aligned_packed_ue8m0_tensor", TORCH_FN(wrap_get_mn_major_tma_aligned_packed_ue8m0_tensor));
   m.impl("get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor", TORCH_FN(wrap_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor));
 }
 #endif  // guard 'cuda'

@@ -18,18 +18,18 @@ _AMAX_FLOOR = 1e-4
 _E2M1_THRESHOLDS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)
 
 __all__ = [
-    "ceil_div",
     "align",
+    "cast_back_from_fp4",
+    "ceil_div",
     "ceil_to_ue8m0",
     "pack_ue8m0_to_int",
-    "unpack_ue8m0_from_int",
-    "per_token_cast_to_fp8",
-    "per_channel_cast_to_fp8",
     "per_block_cast_to_fp8",
+    "per_channel_cast_to_fp8",
     "per_custom_dims_cast_to_fp8",
     "per_token_cast_to_fp4",
+    "per_token_cast_to_fp8",
     "transpose_packed_fp4",
-    "cast_back_from_fp4",
+    "unpack_ue8m0_from_int",
 ]
 
 
@@ -52,7 +52,9 @@ def ceil_to_ue8m0(x: torch.Tensor) -> torch.Tensor:
 def pack_ue8m0_to_int(x: torch.Tensor) -> torch.Tensor:
     """float32 powers of two [..., 4w] -> int32 [..., w], 4 exponent bytes per int (byte 0 first)."""
     if x.dtype != torch.float32 or x.shape[-1] % 4 != 0:
-        raise ValueError(f"pack_ue8m0_to_int: expected float32 with a last dim divisible by 4, got {x.dtype} {tuple(x.shape)}")
+        raise ValueError(
+            f"pack_ue8m0_to_int: expected float32 with a last dim divisible by 4, got {x.dtype} {tuple(x.shape)}"
+        )
     return ((x.contiguous().view(torch.int32) >> 23) & 0xFF).to(torch.uint8).view(torch.int32)
 
 
@@ -84,9 +86,11 @@ def per_token_cast_to_fp8(
     if x.dim() != 2:
         raise ValueError(f"per_token_cast_to_fp8: expected a 2-D tensor, got {x.dim()}-D")
     m, n = x.shape
-    groups = _pad_last(x.float(), gran_k).view(m, -1, gran_k)
+    groups = _pad_last(x.float(), gran_k).view(m, ceil_div(n, gran_k), gran_k)
     sf = _scale(groups.abs().amax(dim=2), FP8_MAX, use_ue8m0)
-    data = (groups * (1.0 / sf).unsqueeze(2)).to(torch.float8_e4m3fn).view(m, -1)[:, :n].contiguous()
+    data = (
+        (groups * (1.0 / sf).unsqueeze(2)).to(torch.float8_e4m3fn).view(m, groups.shape[1] * gran_k)[:, :n].contiguous()
+    )
     if use_packed_ue8m0:
         if not use_ue8m0:
             raise ValueError("per_token_cast_to_fp8: use_packed_ue8m0 needs use_ue8m0=True")
@@ -164,9 +168,9 @@ def per_token_cast_to_fp4(
     if x.dim() != 2 or x.shape[1] % 2 != 0:
         raise ValueError(f"per_token_cast_to_fp4: expected 2-D with an even number of columns, got {tuple(x.shape)}")
     m, n = x.shape
-    groups = _pad_last(x.float(), gran_k).view(m, -1, gran_k)
+    groups = _pad_last(x.float(), gran_k).view(m, ceil_div(n, gran_k), gran_k)
     sf = _scale(groups.abs().amax(dim=2), FP4_MAX, use_ue8m0)
-    codes = _e2m1_codes(groups * (1.0 / sf).unsqueeze(2)).view(m, -1)[:, :n].contiguous()
+    codes = _e2m1_codes(groups * (1.0 / sf).unsqueeze(2)).view(m, groups.shape[1] * gran_k)[:, :n].contiguous()
     packed = _pack_nibbles(codes)
     if use_packed_ue8m0:
         if not use_ue8m0:

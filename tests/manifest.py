@@ -1,0 +1,33 @@
+"""The project's manifest, loaded once for the tests (ops are listed from it, never by hand)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from codegen.model import Manifest, Op
+from codegen.pipeline import load_manifest
+from codegen.spelling.python import params
+
+ROOT = Path(__file__).resolve().parent.parent
+MANIFEST: Manifest = load_manifest(ROOT / "ops.yaml", cache_root=ROOT)
+OPS: dict[str, Op] = {op.name: op for op in MANIFEST.ops}
+
+
+def legacy_call(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Turn schema-form arguments into the legacy deep_gemm._C call (packing pairs)."""
+    names = op.schema.arg_names
+    bound = dict(zip(names, args))
+    bound.update(kwargs)
+    out_args: list[Any] = []
+    out_kwargs: dict[str, Any] = {}
+    for p in params(op):
+        members = [m.name for m in p.members]
+        if not all(m in bound for m in members):
+            continue
+        value = tuple(bound[m] for m in members) if p.is_pack else bound[members[0]]
+        if p.kind == "kwonly":
+            out_kwargs[p.name] = value
+        else:
+            out_args.append(value)
+    return tuple(out_args), out_kwargs

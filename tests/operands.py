@@ -1,0 +1,30 @@
+"""Builders for random, valid operands (FP8/FP4 data with float32 or packed UE8M0 scales)."""
+
+from __future__ import annotations
+
+import torch
+
+from deep_gemm.utils import (
+    per_block_cast_to_fp8,
+    per_token_cast_to_fp4,
+    per_token_cast_to_fp8,
+)
+
+
+def randn(*shape: int, device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, device=device, dtype=torch.float32).to(dtype)
+
+
+def fp8_per_token(mn: int, k: int, device: torch.device | str = "cpu", gran_k: int = 128, packed: bool = False):
+    """(FP8 [mn, k], scales) with 1 x gran_k scales; packed=True gives UE8M0 int32 scales."""
+    return per_token_cast_to_fp8(randn(mn, k, device=device), use_ue8m0=packed, gran_k=gran_k, use_packed_ue8m0=packed)
+
+
+def fp8_per_block(mn: int, k: int, device: torch.device | str = "cpu", use_ue8m0: bool = False):
+    """(FP8 [mn, k], float32 scales [ceil(mn/128), ceil(k/128)]) with 128 x 128 blocks."""
+    return per_block_cast_to_fp8(randn(mn, k, device=device), use_ue8m0=use_ue8m0)
+
+
+def fp4_per_token(mn: int, k: int, device: torch.device | str = "cpu", gran_k: int = 32, packed: bool = True):
+    """(packed FP4 int8 [mn, k/2], scales) with 1 x gran_k power-of-two scales."""
+    return per_token_cast_to_fp4(randn(mn, k, device=device), use_ue8m0=True, gran_k=gran_k, use_packed_ue8m0=packed)
