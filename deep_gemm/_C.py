@@ -290,15 +290,15 @@ def fp8_fp4_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("fp8_fp4_gemm_nt", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("fp8_fp4_gemm_nt", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _overload_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d)
+    return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 fp8_gemm_nt = fp8_fp4_gemm_nt
 _export('gemm', ['fp8_fp4_gemm_nt', 'fp8_gemm_nt'])
 
@@ -310,15 +310,15 @@ def fp8_fp4_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("fp8_fp4_gemm_nn", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("fp8_fp4_gemm_nn", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _overload_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d)
+    return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 fp8_gemm_nn = fp8_fp4_gemm_nn
 _export('gemm', ['fp8_fp4_gemm_nn', 'fp8_gemm_nn'])
 
@@ -330,15 +330,15 @@ def fp8_fp4_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("fp8_fp4_gemm_tn", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("fp8_fp4_gemm_tn", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _overload_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "mn" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d)
+    return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 fp8_gemm_tn = fp8_fp4_gemm_tn
 _export('gemm', ['fp8_fp4_gemm_tn', 'fp8_gemm_tn'])
 
@@ -350,15 +350,15 @@ def fp8_fp4_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("fp8_fp4_gemm_tt", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("fp8_fp4_gemm_tt", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _overload_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "mn" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d)
+    return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 fp8_gemm_tt = fp8_fp4_gemm_tt
 _export('gemm', ['fp8_fp4_gemm_tt', 'fp8_gemm_tt'])
 

@@ -78,9 +78,14 @@ class PyParam:
         simple = not self.default.startswith("torch.")
         return f"{text} = {self.default if simple else '...'}"
 
+    def unpack_targets(self) -> list[str]:
+        """Local names a pack is unpacked into.  The first member gets a private name so the
+        parameter itself still holds the caller's value if a later unpack fails."""
+        return [f"_{self.members[0].name}", *(m.name for m in self.members[1:])]
+
     def call(self) -> list[str]:
         """Expressions passed to the op for this parameter, in schema order."""
-        return [m.name for m in self.members]
+        return self.unpack_targets() if self.is_pack else [self.members[0].name]
 
 
 def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
@@ -193,7 +198,7 @@ class ShimFunction:
 
         def spell(chosen: list[PyParam]) -> str:
             pos = [e for p in chosen if p.kind != "kwonly" for e in p.call()]
-            kw = [f"{e}={e}" for p in chosen if p.kind == "kwonly" for e in p.call()]
+            kw = [f"{m.name}={e}" for p in chosen if p.kind == "kwonly" for m, e in zip(p.members, p.call())]
             return ", ".join(pos + kw)
 
         full = spell(ps)
@@ -217,7 +222,7 @@ class ShimFunction:
             out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},))')
             out.append("    try:")
             for p in packs:
-                out.append(f"        {', '.join(m.name for m in p.members)} = {p.name}")
+                out.append(f"        {', '.join(p.unpack_targets())} = {p.name}")
             out.append("    except (TypeError, ValueError):")
             out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},)) from None')
         for p in ps:
