@@ -49,7 +49,7 @@ bench: build ## benchmark tables (host overhead, tooling)
 
 demo: build ## regenerate, build, import and call a few ops
 	$(PY) -m codegen regenerate
-	$(PY) examples/demo.py
+	PYTHONPATH=$(CURDIR) $(PY) examples/demo.py
 
 clean: ## remove build outputs
 	rm -rf build deep_gemm/_C_extension*.so
