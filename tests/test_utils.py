@@ -63,7 +63,7 @@ def test_per_token_fp8(use_ue8m0: bool, m: int, n: int) -> None:
 
 
 def test_per_token_fp8_packed() -> None:
-    q, sf = per_token_cast_to_fp8(torch.randn(3, 1024), use_ue8m0=True, use_packed_ue8m0=True)
+    _q, sf = per_token_cast_to_fp8(torch.randn(3, 1024), use_ue8m0=True, use_packed_ue8m0=True)
     assert sf.dtype == torch.int32 and sf.shape == (3, 2)
 
 
@@ -83,7 +83,7 @@ def test_per_channel_and_block_fp8() -> None:
 
 def test_per_custom_dims() -> None:
     x = torch.randn(6, 64)
-    q, sf = per_custom_dims_cast_to_fp8(x, (0,), use_ue8m0=False)
+    _q, sf = per_custom_dims_cast_to_fp8(x, (0,), use_ue8m0=False)
     assert sf.shape == (6,)
     assert torch.allclose(sf, x.abs().amax(1).clamp(min=1e-4) / 448)
 
