@@ -7,7 +7,7 @@ median of the repeats.  Correctness is checked in the same run (calc_diff
 against the bf16 product, and against torch's blockwise result).  Host cost:
 wall time of 200 back-to-back calls without synchronising, per call.
 
-    python benchmarks/gemm.py [--repeats 30] [--markdown out.md]
+    python benchmarks/gemm.py [--repeats 60] [--markdown out.md]
 """
 
 from __future__ import annotations
@@ -30,20 +30,26 @@ SHAPES = [
 ]
 
 
-def time_gpu(fn: Callable[[], object], repeats: int, flush: torch.Tensor) -> float:
-    """Median microseconds of fn on the GPU, L2 flushed before each call."""
-    for _ in range(3):
-        fn()
-    times = []
+def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[float]:
+    """Median microseconds of each fn on the GPU, L2 flushed before each call.
+
+    The functions are interleaved (f0, f1, f2, f0, f1, ...) so that clock and
+    thermal drift affect them alike; ratios between them come from one run.
+    """
+    for fn in fns:
+        for _ in range(3):
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     for _ in range(repeats):
-        flush.zero_()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(times)
+        for i, fn in enumerate(fns):
+            flush.zero_()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times[i].append(start.elapsed_time(end) * 1e3)
+    return [statistics.median(t) for t in times]
 
 
 def time_host(fn: Callable[[], object], calls: int = 200) -> float:
@@ -58,7 +64,7 @@ def time_host(fn: Callable[[], object], calls: int = 200) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--markdown", default=None)
     args = parser.parse_args()
     torch.manual_seed(0)
@@ -89,9 +95,7 @@ def main() -> None:
         ref = bf16()
         diff_ref, diff_torch = calc_diff(d, ref), calc_diff(d, d_torch)
         assert diff_ref < 1e-3, f"{m}x{n}x{k}: calc_diff vs bf16 {diff_ref}"
-        t_ours = time_gpu(ours, args.repeats, flush)
-        t_torch = time_gpu(theirs, args.repeats, flush)
-        t_bf16 = time_gpu(bf16, args.repeats, flush)
+        t_ours, t_torch, t_bf16 = time_gpu([ours, theirs, bf16], args.repeats, flush)
         flops = 2 * m * n * k
         rows.append(
             {

@@ -71,7 +71,13 @@ def _to(sample: Sample, device: torch.device) -> Sample:
             return type(x)(move(v) for v in x)
         return x
 
-    return Sample(sample.name, tuple(move(a) for a in sample.args), {k: move(v) for k, v in sample.kwargs.items()})
+    return Sample(
+        sample.name,
+        tuple(move(a) for a in sample.args),
+        {k: move(v) for k, v in sample.kwargs.items()},
+        sample.portable,
+        sample.graphable_reason,
+    )
 
 
 def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
@@ -79,7 +85,7 @@ def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
     if x.numel() == 0:
         return
     if exact or not x.is_floating_point():
-        assert torch.equal(x.contiguous().view(torch.uint8), y.contiguous().view(torch.uint8))
+        assert torch.equal(x.contiguous().view(-1).view(torch.uint8), y.contiguous().view(-1).view(torch.uint8))
         return
     finite = torch.isfinite(y)
     assert torch.equal(torch.isfinite(x), finite)
@@ -93,6 +99,8 @@ def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
 
 @pytest.mark.parametrize("name,sample", CASES, ids=IDS)
 def test_cuda_matches_cpu(name: str, sample: Sample) -> None:
+    if not sample.portable:
+        pytest.skip("defined per GPU architecture (e.g. SM90 keeps float32 scales where the CPU packs UE8M0)")
     cpu = _to(sample, torch.device("cpu"))
     gpu = clone_args(sample)
     got = _outputs(name, gpu, _call(name, gpu))
@@ -103,6 +111,8 @@ def test_cuda_matches_cpu(name: str, sample: Sample) -> None:
 
 @pytest.mark.parametrize("name,sample", CASES, ids=IDS)
 def test_cuda_graph_capture_and_replay(name: str, sample: Sample) -> None:
+    if not sample.graphable:
+        pytest.skip(f"reads device values on the host ({sample.graphable_reason})")
     eager = clone_args(sample)
     expected = [t.clone() for t in _outputs(name, eager, _call(name, eager))]
     captured = clone_args(sample)

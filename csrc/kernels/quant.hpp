@@ -59,7 +59,8 @@ inline at::Tensor exponent_bytes(const at::Tensor& sf) {
 inline at::Tensor unpack_ue8m0(const at::Tensor& packed) {
   auto sizes = packed.sizes().vec();
   sizes.back() *= 4;
-  const auto bytes = packed.contiguous().view(at::kByte).to(at::kInt).reshape(sizes);
+  // view(-1) first: a "contiguous" tensor may still carry a non-unit stride on a size-1 dim.
+  const auto bytes = packed.contiguous().view(-1).view(at::kByte).to(at::kInt).reshape(sizes);
   return at::bitwise_left_shift(bytes, 23).view(at::kFloat);
 }
 

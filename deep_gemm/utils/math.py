@@ -60,7 +60,9 @@ def pack_ue8m0_to_int(x: torch.Tensor) -> torch.Tensor:
 
 def unpack_ue8m0_from_int(packed: torch.Tensor) -> torch.Tensor:
     """The inverse of :func:`pack_ue8m0_to_int`."""
-    return (packed.contiguous().view(torch.uint8).to(torch.int32) << 23).view(torch.float32)
+    shape = (*packed.shape[:-1], packed.shape[-1] * 4)
+    raw = packed.contiguous().view(-1).view(torch.uint8).view(shape)
+    return (raw.to(torch.int32) << 23).view(torch.float32)
 
 
 def _scale(amax: torch.Tensor, max_value: float, use_ue8m0: bool) -> torch.Tensor:
