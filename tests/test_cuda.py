@@ -61,25 +61,6 @@ def _outputs(name: str, sample: Sample, result: Any) -> list[torch.Tensor]:
     return outs + [r for r in results if isinstance(r, torch.Tensor)]
 
 
-def _to(sample: Sample, device: torch.device) -> Sample:
-    def move(x: Any) -> Any:
-        if isinstance(x, torch.Tensor):
-            out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device)
-            out.copy_(x)
-            return out
-        if isinstance(x, (list, tuple)):
-            return type(x)(move(v) for v in x)
-        return x
-
-    return Sample(
-        sample.name,
-        tuple(move(a) for a in sample.args),
-        {k: move(v) for k, v in sample.kwargs.items()},
-        sample.portable,
-        sample.graphable_reason,
-    )
-
-
 def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
     assert x.shape == y.shape and x.dtype == y.dtype
     if x.numel() == 0:
@@ -101,7 +82,7 @@ def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
 def test_cuda_matches_cpu(name: str, sample: Sample) -> None:
     if not sample.portable:
         pytest.skip("defined per GPU architecture (e.g. SM90 keeps float32 scales where the CPU packs UE8M0)")
-    cpu = _to(sample, torch.device("cpu"))
+    cpu = clone_args(sample, torch.device("cpu"))
     gpu = clone_args(sample)
     got = _outputs(name, gpu, _call(name, gpu))
     want = _outputs(name, cpu, _call(name, cpu))

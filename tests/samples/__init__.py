@@ -59,12 +59,12 @@ def load_all() -> dict[str, Builder]:
     return REGISTRY
 
 
-def clone_args(sample: Sample) -> Sample:
-    """A copy whose tensors are fresh clones (keeping strides), so runs do not interfere."""
+def clone_args(sample: Sample, device: torch.device | None = None) -> Sample:
+    """A copy whose tensors are fresh clones (keeping strides), optionally on another device."""
 
     def c(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
+            out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device or x.device)
             out.copy_(x)
             return out
         if isinstance(x, (list, tuple)):
