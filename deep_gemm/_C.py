@@ -33,6 +33,7 @@ def _present(names: list[str]) -> None:
     """Names kept on ``deep_gemm._C`` only (not re-exported by ``deep_gemm``)."""
 
 
+_GUARD_CUDA = guard_enabled("cuda", ('cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt'))
 
 
 # ---- family 'runtime': Process-wide settings read by the kernel heuristics.
@@ -409,6 +410,241 @@ def bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
         return _call_bf16_gemm_tt(a, b, d)
     return _call_bf16_gemm_tt(a, b, d, c, compiled_dims)
 _export('gemm', ['bf16_gemm_tt'])
+
+_overload_m_grouped_fp8_fp4_gemm_nt_contiguous = _ops.m_grouped_fp8_fp4_gemm_nt_contiguous.default
+_call_m_grouped_fp8_fp4_gemm_nt_contiguous = _overload_m_grouped_fp8_fp4_gemm_nt_contiguous._op
+
+def m_grouped_fp8_fp4_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk", disable_ue8m0_cast=False, use_psum_layout=False, ensure_zero_padding=True, expected_m_for_psum_layout=None):
+    """M-grouped D = (A * SFA)(B[g] * SFB[g])^T with A [M, K] holding the rows of every group and
+    B [G, N, K] (scales per group, [G, ...]); operands and recipes as in fp8_fp4_gemm_nt; d is
+    bf16 [M, N]. grouped_layout is int32: without use_psum_layout, [M] group ids per row, where
+    an id outside [0, G) (-1 by convention) marks a padding row that is left untouched. With
+    use_psum_layout, [G] cumulative end rows: group g covers [align(end[g-1], a), end[g]),
+    a = get_mk_alignment_for_contiguous_layout(); rows outside every group are not read, and
+    ensure_zero_padding zeroes the D rows [end[g], align(end[g], a)). expected_m_for_psum_layout
+    (a hint) is only allowed with use_psum_layout.
+    """
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("m_grouped_fp8_fp4_gemm_nt_contiguous", ("a", "b",), (a, b,))
+    try:
+        a, sfa = a
+        b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("m_grouped_fp8_fp4_gemm_nt_contiguous", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_m_grouped_fp8_fp4_gemm_nt_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+    if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False and use_psum_layout is False and ensure_zero_padding is True and expected_m_for_psum_layout is None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(a, sfa, b, sfb, d, grouped_layout)
+    return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+m_grouped_fp8_gemm_nt_contiguous = m_grouped_fp8_fp4_gemm_nt_contiguous
+_export('gemm', ['m_grouped_fp8_fp4_gemm_nt_contiguous', 'm_grouped_fp8_gemm_nt_contiguous'])
+
+_overload_m_grouped_fp8_fp4_gemm_nn_contiguous = _ops.m_grouped_fp8_fp4_gemm_nn_contiguous.default
+_call_m_grouped_fp8_fp4_gemm_nn_contiguous = _overload_m_grouped_fp8_fp4_gemm_nn_contiguous._op
+
+def m_grouped_fp8_fp4_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk", disable_ue8m0_cast=False, use_psum_layout=False, ensure_zero_padding=True):
+    """m_grouped_fp8_fp4_gemm_nt_contiguous with B given as [G, K, N] and SFB transposed with it."""
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("m_grouped_fp8_fp4_gemm_nn_contiguous", ("a", "b",), (a, b,))
+    try:
+        a, sfa = a
+        b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("m_grouped_fp8_fp4_gemm_nn_contiguous", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_m_grouped_fp8_fp4_gemm_nn_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+    if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False and use_psum_layout is False and ensure_zero_padding is True:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(a, sfa, b, sfb, d, grouped_layout)
+    return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+m_grouped_fp8_gemm_nn_contiguous = m_grouped_fp8_fp4_gemm_nn_contiguous
+_export('gemm', ['m_grouped_fp8_fp4_gemm_nn_contiguous', 'm_grouped_fp8_gemm_nn_contiguous'])
+
+_overload_m_grouped_fp8_fp4_gemm_nt_masked = _ops.m_grouped_fp8_fp4_gemm_nt_masked.default
+_call_m_grouped_fp8_fp4_gemm_nt_masked = _overload_m_grouped_fp8_fp4_gemm_nt_masked._op
+
+def m_grouped_fp8_fp4_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk", disable_ue8m0_cast=False):
+    """Batched D[g] = (A[g] * SFA[g])(B[g] * SFB[g])^T with A [G, max_m, K], B [G, N, K] and d bf16
+    [G, max_m, N]; operands and recipes as in fp8_fp4_gemm_nt. masked_m is int32 [G]: rows
+    r >= masked_m[g] of D[g] are not written. expected_m (> 0) is only a performance hint.
+    """
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("m_grouped_fp8_fp4_gemm_nt_masked", ("a", "b",), (a, b,))
+    try:
+        a, sfa = a
+        b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("m_grouped_fp8_fp4_gemm_nt_masked", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m)
+    return _call_m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+m_grouped_fp8_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
+fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
+_export('gemm', ['m_grouped_fp8_fp4_gemm_nt_masked', 'm_grouped_fp8_gemm_nt_masked', 'fp8_m_grouped_gemm_nt_masked'])
+
+_overload_k_grouped_fp8_gemm_tn_contiguous = _ops.k_grouped_fp8_gemm_tn_contiguous.default
+_call_k_grouped_fp8_gemm_tn_contiguous = _overload_k_grouped_fp8_gemm_tn_contiguous._op
+
+def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, recipe=(1, 1, 128), compiled_dims="mn", use_psum_layout=False):
+    """K-grouped (weight-gradient) D[g] = C[g] + (A_g * SFA_g)^T (B_g * SFB_g), with A [sum K, M] and
+    B [sum K, N] FP8 e4m3 holding the K slices of the groups one after another, and d, c float32
+    [G, M, N]; c is required (pass d itself to accumulate in place). Scales are per channel over
+    gran_k rows of each group: float32 [sum ceil(k_g/gran_k), M] or packed UE8M0 int32
+    [sum ceil(k_g/(4*gran_k)), M]. recipe is (1, 1, 32 or 128). ks_cpu lists the K sizes (each a
+    multiple of get_mk_alignment_for_contiguous_layout(), 0 allowed: D[g] = C[g]); grouped_layout
+    is int32 [G], equal to ks_cpu (checked when it is on the CPU; sizes always come from ks_cpu
+    when given). With use_psum_layout it holds end offsets instead (group g
+    starts at the aligned end of group g-1, sizes need not be aligned), and ks_cpu may be None or
+    [], in which case the sizes are read from grouped_layout on the host.
+    """
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("k_grouped_fp8_gemm_tn_contiguous", ("a", "b",), (a, b,))
+    try:
+        a, sfa = a
+        b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("k_grouped_fp8_gemm_tn_contiguous", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_k_grouped_fp8_gemm_tn_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+    if c is None and recipe == (1, 1, 128) and compiled_dims == "mn" and use_psum_layout is False:
+        return _call_k_grouped_fp8_gemm_tn_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout)
+    return _call_k_grouped_fp8_gemm_tn_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+_export('gemm', ['k_grouped_fp8_gemm_tn_contiguous'])
+
+_overload_k_grouped_fp8_gemm_nt_contiguous = _ops.k_grouped_fp8_gemm_nt_contiguous.default
+_call_k_grouped_fp8_gemm_nt_contiguous = _overload_k_grouped_fp8_gemm_nt_contiguous._op
+
+def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, recipe=(1, 1, 128), compiled_dims="mn", use_psum_layout=False):
+    """k_grouped_fp8_gemm_tn_contiguous with K-major groups: a (and b) is 1-D, group g's block being
+    A_g as [M, k_g] row-major, the blocks one after another (sum K * M elements); sfa [M, sum
+    ceil(k_g/128)] and sfb [N, ...] float32. recipe must be (1, 1, 128), ks_cpu must be given and
+    use_psum_layout must be False.
+    """
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("k_grouped_fp8_gemm_nt_contiguous", ("a", "b",), (a, b,))
+    try:
+        a, sfa = a
+        b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("k_grouped_fp8_gemm_nt_contiguous", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_k_grouped_fp8_gemm_nt_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+    if c is None and recipe == (1, 1, 128) and compiled_dims == "mn" and use_psum_layout is False:
+        return _call_k_grouped_fp8_gemm_nt_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout)
+    return _call_k_grouped_fp8_gemm_nt_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+_export('gemm', ['k_grouped_fp8_gemm_nt_contiguous'])
+
+_overload_m_grouped_bf16_gemm_nt_contiguous = _ops.m_grouped_bf16_gemm_nt_contiguous.default
+_call_m_grouped_bf16_gemm_nt_contiguous = _overload_m_grouped_bf16_gemm_nt_contiguous._op
+
+def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False, ensure_zero_padding=True, expected_m_for_psum_layout=None):
+    """BF16 m_grouped_fp8_fp4_gemm_nt_contiguous: D = A B[g]^T with bf16 A [M, K], B [G, N, K] and
+    d bf16 [M, N]; grouped_layout, use_psum_layout and ensure_zero_padding as there.
+    """
+    if _compiling():
+        return _overload_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+    if compiled_dims == "nk" and use_psum_layout is False and ensure_zero_padding is True and expected_m_for_psum_layout is None:
+        return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout)
+    return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+_export('gemm', ['m_grouped_bf16_gemm_nt_contiguous'])
+
+_overload_m_grouped_bf16_gemm_nn_contiguous = _ops.m_grouped_bf16_gemm_nn_contiguous.default
+_call_m_grouped_bf16_gemm_nn_contiguous = _overload_m_grouped_bf16_gemm_nn_contiguous._op
+
+def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims="nk", use_psum_layout=False, ensure_zero_padding=True):
+    """m_grouped_bf16_gemm_nt_contiguous with B given as [G, K, N]."""
+    if _compiling():
+        return _overload_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding)
+    if compiled_dims == "nk" and use_psum_layout is False and ensure_zero_padding is True:
+        return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout)
+    return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding)
+_export('gemm', ['m_grouped_bf16_gemm_nn_contiguous'])
+
+_overload_m_grouped_bf16_gemm_nt_masked = _ops.m_grouped_bf16_gemm_nt_masked.default
+_call_m_grouped_bf16_gemm_nt_masked = _overload_m_grouped_bf16_gemm_nt_masked._op
+
+def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims="nk"):
+    """BF16 m_grouped_fp8_fp4_gemm_nt_masked: D[g] = A[g] B[g]^T with bf16 A [G, max_m, K],
+    B [G, N, K] and d bf16 [G, max_m, N]; rows r >= masked_m[g] are not written.
+    """
+    if _compiling():
+        return _overload_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims)
+    if compiled_dims == "nk":
+        return _call_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m)
+    return _call_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims)
+bf16_m_grouped_gemm_nt_masked = m_grouped_bf16_gemm_nt_masked
+_export('gemm', ['m_grouped_bf16_gemm_nt_masked', 'bf16_m_grouped_gemm_nt_masked'])
+
+_overload_k_grouped_bf16_gemm_tn_contiguous = _ops.k_grouped_bf16_gemm_tn_contiguous.default
+_call_k_grouped_bf16_gemm_tn_contiguous = _overload_k_grouped_bf16_gemm_tn_contiguous._op
+
+def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, compiled_dims="mn", use_psum_layout=False):
+    """BF16 k_grouped_fp8_gemm_tn_contiguous: D[g] = C[g] + A_g^T B_g with bf16 A [sum K, M] and
+    B [sum K, N], d and c float32 [G, M, N] (c required); ks_cpu, grouped_layout and
+    use_psum_layout as there.
+    """
+    if _compiling():
+        return _overload_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c, compiled_dims, use_psum_layout)
+    if c is None and compiled_dims == "mn" and use_psum_layout is False:
+        return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout)
+    return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c, compiled_dims, use_psum_layout)
+_export('gemm', ['k_grouped_bf16_gemm_tn_contiguous'])
+
+if _GUARD_CUDA:
+    _overload_cublaslt_gemm_nt = _ops.cublaslt_gemm_nt.default
+    _call_cublaslt_gemm_nt = _overload_cublaslt_gemm_nt._op
+
+    def cublaslt_gemm_nt(a, b, d, c=None):
+        """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+        float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+        CUDA builds only.
+        """
+        if _compiling():
+            return _overload_cublaslt_gemm_nt(a, b, d, c)
+        if c is None:
+            return _call_cublaslt_gemm_nt(a, b, d)
+        return _call_cublaslt_gemm_nt(a, b, d, c)
+    _export('gemm', ['cublaslt_gemm_nt'])
+
+if _GUARD_CUDA:
+    _overload_cublaslt_gemm_nn = _ops.cublaslt_gemm_nn.default
+    _call_cublaslt_gemm_nn = _overload_cublaslt_gemm_nn._op
+
+    def cublaslt_gemm_nn(a, b, d, c=None):
+        """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
+        if _compiling():
+            return _overload_cublaslt_gemm_nn(a, b, d, c)
+        if c is None:
+            return _call_cublaslt_gemm_nn(a, b, d)
+        return _call_cublaslt_gemm_nn(a, b, d, c)
+    _export('gemm', ['cublaslt_gemm_nn'])
+
+if _GUARD_CUDA:
+    _overload_cublaslt_gemm_tn = _ops.cublaslt_gemm_tn.default
+    _call_cublaslt_gemm_tn = _overload_cublaslt_gemm_tn._op
+
+    def cublaslt_gemm_tn(a, b, d, c=None):
+        """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
+        if _compiling():
+            return _overload_cublaslt_gemm_tn(a, b, d, c)
+        if c is None:
+            return _call_cublaslt_gemm_tn(a, b, d)
+        return _call_cublaslt_gemm_tn(a, b, d, c)
+    _export('gemm', ['cublaslt_gemm_tn'])
+
+if _GUARD_CUDA:
+    _overload_cublaslt_gemm_tt = _ops.cublaslt_gemm_tt.default
+    _call_cublaslt_gemm_tt = _overload_cublaslt_gemm_tt._op
+
+    def cublaslt_gemm_tt(a, b, d, c=None):
+        """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
+        if _compiling():
+            return _overload_cublaslt_gemm_tt(a, b, d, c)
+        if c is None:
+            return _call_cublaslt_gemm_tt(a, b, d)
+        return _call_cublaslt_gemm_tt(a, b, d, c)
+    _export('gemm', ['cublaslt_gemm_tt'])
 
 
 # ---- family 'einsum': Batched contractions written as einsum expressions (BF16 and block-scaled FP8).

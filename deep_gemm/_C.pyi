@@ -35,6 +35,24 @@ __all__ = [
     'bf16_gemm_nn',
     'bf16_gemm_tn',
     'bf16_gemm_tt',
+    'm_grouped_fp8_fp4_gemm_nt_contiguous',
+    'm_grouped_fp8_gemm_nt_contiguous',
+    'm_grouped_fp8_fp4_gemm_nn_contiguous',
+    'm_grouped_fp8_gemm_nn_contiguous',
+    'm_grouped_fp8_fp4_gemm_nt_masked',
+    'm_grouped_fp8_gemm_nt_masked',
+    'fp8_m_grouped_gemm_nt_masked',
+    'k_grouped_fp8_gemm_tn_contiguous',
+    'k_grouped_fp8_gemm_nt_contiguous',
+    'm_grouped_bf16_gemm_nt_contiguous',
+    'm_grouped_bf16_gemm_nn_contiguous',
+    'm_grouped_bf16_gemm_nt_masked',
+    'bf16_m_grouped_gemm_nt_masked',
+    'k_grouped_bf16_gemm_tn_contiguous',
+    'cublaslt_gemm_nt',
+    'cublaslt_gemm_nn',
+    'cublaslt_gemm_tn',
+    'cublaslt_gemm_tt',
 ]
 
 FAMILIES: dict[str, list[str]]
@@ -158,3 +176,86 @@ def bf16_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, compi
 
 def bf16_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, compiled_dims: str = "mn") -> None:
     """bf16_gemm_nt with A given as [K, M] and B as [N, K]."""
+
+def m_grouped_fp8_fp4_gemm_nt_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, grouped_layout: Tensor, recipe: tuple[int, int, int] | None = None, recipe_a: tuple[int, int] | None = None, recipe_b: tuple[int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False, use_psum_layout: bool = False, ensure_zero_padding: bool = True, expected_m_for_psum_layout: int | None = None) -> None:
+    """M-grouped D = (A * SFA)(B[g] * SFB[g])^T with A [M, K] holding the rows of every group and
+    B [G, N, K] (scales per group, [G, ...]); operands and recipes as in fp8_fp4_gemm_nt; d is
+    bf16 [M, N]. grouped_layout is int32: without use_psum_layout, [M] group ids per row, where
+    an id outside [0, G) (-1 by convention) marks a padding row that is left untouched. With
+    use_psum_layout, [G] cumulative end rows: group g covers [align(end[g-1], a), end[g]),
+    a = get_mk_alignment_for_contiguous_layout(); rows outside every group are not read, and
+    ensure_zero_padding zeroes the D rows [end[g], align(end[g], a)). expected_m_for_psum_layout
+    (a hint) is only allowed with use_psum_layout.
+    """
+m_grouped_fp8_gemm_nt_contiguous = m_grouped_fp8_fp4_gemm_nt_contiguous
+
+def m_grouped_fp8_fp4_gemm_nn_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, grouped_layout: Tensor, recipe: tuple[int, int, int] | None = None, recipe_a: tuple[int, int] | None = None, recipe_b: tuple[int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False, use_psum_layout: bool = False, ensure_zero_padding: bool = True) -> None:
+    """m_grouped_fp8_fp4_gemm_nt_contiguous with B given as [G, K, N] and SFB transposed with it."""
+m_grouped_fp8_gemm_nn_contiguous = m_grouped_fp8_fp4_gemm_nn_contiguous
+
+def m_grouped_fp8_fp4_gemm_nt_masked(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, masked_m: Tensor, expected_m: int, recipe: tuple[int, int, int] | None = None, recipe_a: tuple[int, int] | None = None, recipe_b: tuple[int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False) -> None:
+    """Batched D[g] = (A[g] * SFA[g])(B[g] * SFB[g])^T with A [G, max_m, K], B [G, N, K] and d bf16
+    [G, max_m, N]; operands and recipes as in fp8_fp4_gemm_nt. masked_m is int32 [G]: rows
+    r >= masked_m[g] of D[g] are not written. expected_m (> 0) is only a performance hint.
+    """
+m_grouped_fp8_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
+fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
+
+def k_grouped_fp8_gemm_tn_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, ks_cpu: Sequence[int] | None, grouped_layout: Tensor, c: Tensor | None = None, recipe: tuple[int, int, int] = (1, 1, 128), compiled_dims: str = "mn", use_psum_layout: bool = False) -> None:
+    """K-grouped (weight-gradient) D[g] = C[g] + (A_g * SFA_g)^T (B_g * SFB_g), with A [sum K, M] and
+    B [sum K, N] FP8 e4m3 holding the K slices of the groups one after another, and d, c float32
+    [G, M, N]; c is required (pass d itself to accumulate in place). Scales are per channel over
+    gran_k rows of each group: float32 [sum ceil(k_g/gran_k), M] or packed UE8M0 int32
+    [sum ceil(k_g/(4*gran_k)), M]. recipe is (1, 1, 32 or 128). ks_cpu lists the K sizes (each a
+    multiple of get_mk_alignment_for_contiguous_layout(), 0 allowed: D[g] = C[g]); grouped_layout
+    is int32 [G], equal to ks_cpu (checked when it is on the CPU; sizes always come from ks_cpu
+    when given). With use_psum_layout it holds end offsets instead (group g
+    starts at the aligned end of group g-1, sizes need not be aligned), and ks_cpu may be None or
+    [], in which case the sizes are read from grouped_layout on the host.
+    """
+
+def k_grouped_fp8_gemm_nt_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, ks_cpu: Sequence[int] | None, grouped_layout: Tensor, c: Tensor | None = None, recipe: tuple[int, int, int] = (1, 1, 128), compiled_dims: str = "mn", use_psum_layout: bool = False) -> None:
+    """k_grouped_fp8_gemm_tn_contiguous with K-major groups: a (and b) is 1-D, group g's block being
+    A_g as [M, k_g] row-major, the blocks one after another (sum K * M elements); sfa [M, sum
+    ceil(k_g/128)] and sfb [N, ...] float32. recipe must be (1, 1, 128), ks_cpu must be given and
+    use_psum_layout must be False.
+    """
+
+def m_grouped_bf16_gemm_nt_contiguous(a: Tensor, b: Tensor, d: Tensor, grouped_layout: Tensor, compiled_dims: str = "nk", use_psum_layout: bool = False, ensure_zero_padding: bool = True, expected_m_for_psum_layout: int | None = None) -> None:
+    """BF16 m_grouped_fp8_fp4_gemm_nt_contiguous: D = A B[g]^T with bf16 A [M, K], B [G, N, K] and
+    d bf16 [M, N]; grouped_layout, use_psum_layout and ensure_zero_padding as there.
+    """
+
+def m_grouped_bf16_gemm_nn_contiguous(a: Tensor, b: Tensor, d: Tensor, grouped_layout: Tensor, compiled_dims: str = "nk", use_psum_layout: bool = False, ensure_zero_padding: bool = True) -> None:
+    """m_grouped_bf16_gemm_nt_contiguous with B given as [G, K, N]."""
+
+def m_grouped_bf16_gemm_nt_masked(a: Tensor, b: Tensor, d: Tensor, masked_m: Tensor, expected_m: int, compiled_dims: str = "nk") -> None:
+    """BF16 m_grouped_fp8_fp4_gemm_nt_masked: D[g] = A[g] B[g]^T with bf16 A [G, max_m, K],
+    B [G, N, K] and d bf16 [G, max_m, N]; rows r >= masked_m[g] are not written.
+    """
+bf16_m_grouped_gemm_nt_masked = m_grouped_bf16_gemm_nt_masked
+
+def k_grouped_bf16_gemm_tn_contiguous(a: Tensor, b: Tensor, d: Tensor, ks_cpu: Sequence[int] | None, grouped_layout: Tensor, c: Tensor | None = None, compiled_dims: str = "mn", use_psum_layout: bool = False) -> None:
+    """BF16 k_grouped_fp8_gemm_tn_contiguous: D[g] = C[g] + A_g^T B_g with bf16 A [sum K, M] and
+    B [sum K, N], d and c float32 [G, M, N] (c required); ks_cpu, grouped_layout and
+    use_psum_layout as there.
+    """
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+    CUDA builds only.
+    """
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
