@@ -427,15 +427,15 @@ def m_grouped_fp8_fp4_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, r
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_contiguous", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_m_grouped_fp8_fp4_gemm_nt_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+        return _overload_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
     if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False and use_psum_layout is False and ensure_zero_padding is True and expected_m_for_psum_layout is None:
-        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(a, sfa, b, sfb, d, grouped_layout)
-    return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout)
+    return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
 m_grouped_fp8_gemm_nt_contiguous = m_grouped_fp8_fp4_gemm_nt_contiguous
 _export('gemm', ['m_grouped_fp8_fp4_gemm_nt_contiguous', 'm_grouped_fp8_gemm_nt_contiguous'])
 
@@ -447,15 +447,15 @@ def m_grouped_fp8_fp4_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, r
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nn_contiguous", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nn_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_m_grouped_fp8_fp4_gemm_nn_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+        return _overload_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
     if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False and use_psum_layout is False and ensure_zero_padding is True:
-        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(a, sfa, b, sfb, d, grouped_layout)
-    return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(a, sfa, b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout)
+    return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
 m_grouped_fp8_gemm_nn_contiguous = m_grouped_fp8_fp4_gemm_nn_contiguous
 _export('gemm', ['m_grouped_fp8_fp4_gemm_nn_contiguous', 'm_grouped_fp8_gemm_nn_contiguous'])
 
@@ -470,15 +470,15 @@ def m_grouped_fp8_fp4_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None,
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_masked", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_masked", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _overload_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
     if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m)
-    return _call_m_grouped_fp8_fp4_gemm_nt_masked(a, sfa, b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m)
+    return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
 m_grouped_fp8_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
 fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
 _export('gemm', ['m_grouped_fp8_fp4_gemm_nt_masked', 'm_grouped_fp8_gemm_nt_masked', 'fp8_m_grouped_gemm_nt_masked'])
@@ -501,15 +501,15 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("k_grouped_fp8_gemm_tn_contiguous", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("k_grouped_fp8_gemm_tn_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_k_grouped_fp8_gemm_tn_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+        return _overload_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
     if c is None and recipe == (1, 1, 128) and compiled_dims == "mn" and use_psum_layout is False:
-        return _call_k_grouped_fp8_gemm_tn_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout)
-    return _call_k_grouped_fp8_gemm_tn_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+        return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout)
+    return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
 _export('gemm', ['k_grouped_fp8_gemm_tn_contiguous'])
 
 _overload_k_grouped_fp8_gemm_nt_contiguous = _ops.k_grouped_fp8_gemm_nt_contiguous.default
@@ -524,15 +524,15 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     if isinstance(a, _Tensor) or isinstance(b, _Tensor):
         raise _pack_error("k_grouped_fp8_gemm_nt_contiguous", ("a", "b",), (a, b,))
     try:
-        a, sfa = a
-        b, sfb = b
+        _a, sfa = a
+        _b, sfb = b
     except (TypeError, ValueError):
         raise _pack_error("k_grouped_fp8_gemm_nt_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
-        return _overload_k_grouped_fp8_gemm_nt_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+        return _overload_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
     if c is None and recipe == (1, 1, 128) and compiled_dims == "mn" and use_psum_layout is False:
-        return _call_k_grouped_fp8_gemm_nt_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout)
-    return _call_k_grouped_fp8_gemm_nt_contiguous(a, sfa, b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+        return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout)
+    return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
 _export('gemm', ['k_grouped_fp8_gemm_nt_contiguous'])
 
 _overload_m_grouped_bf16_gemm_nt_contiguous = _ops.m_grouped_bf16_gemm_nt_contiguous.default

@@ -154,13 +154,13 @@ def _e2m1_values(codes: torch.Tensor) -> torch.Tensor:
 
 def _pack_nibbles(codes: torch.Tensor) -> torch.Tensor:
     """uint8 codes [..., 2w] -> int8 [..., w], even element in the low nibble."""
-    pairs = codes.view(*codes.shape[:-1], -1, 2)
+    pairs = codes.view(*codes.shape[:-1], codes.shape[-1] // 2, 2)
     return (pairs[..., 0] | (pairs[..., 1] << 4)).view(torch.int8)
 
 
 def _unpack_nibbles(packed: torch.Tensor) -> torch.Tensor:
     raw = packed.view(torch.uint8)
-    return torch.stack((raw & 0xF, raw >> 4), dim=-1).view(*raw.shape[:-1], -1)
+    return torch.stack((raw & 0xF, raw >> 4), dim=-1).view(*raw.shape[:-1], raw.shape[-1] * 2)
 
 
 def per_token_cast_to_fp4(
