@@ -652,6 +652,156 @@ if _GUARD_CUDA:
 
 # ---- family 'attention': Attention-side GEMMs and the MQA "lightning indexer" logits.
 
+_overload_fp8_gemm_nt_skip_head_mid = _ops.fp8_gemm_nt_skip_head_mid.default
+_call_fp8_gemm_nt_skip_head_mid = _overload_fp8_gemm_nt_skip_head_mid._op
+
+def fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="nk", disable_ue8m0_cast=False):
+    """fp8_gemm_nt whose output skips the middle of every head. head_splits is (left, mid, right);
+    B [N, K] holds H heads of left + right rows (N = H * (left + right)) and d is bf16, row-major
+    [M, H * (left + mid + right)]. For each head h the product's columns [h*(left+right), +left)
+    go to d's columns [h*(left+mid+right), +left) and the next right columns go after a gap of
+    mid columns, which are left untouched. A and B are FP8 e4m3, K-major; the recipe (default
+    (1, 128, 128) for float32 SFB, (1, 1, 128) for packed SFB) must have K granularity 128.
+    """
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("fp8_gemm_nt_skip_head_mid", ("a", "b",), (a, b,))
+    try:
+        _a, sfa = a
+        _b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("fp8_gemm_nt_skip_head_mid", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe, compiled_dims, disable_ue8m0_cast)
+    if recipe is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
+        return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits)
+    return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe, compiled_dims, disable_ue8m0_cast)
+_export('attention', ['fp8_gemm_nt_skip_head_mid'])
+
+_overload_fp8_fp4_mqa_logits = _ops.fp8_fp4_mqa_logits.default
+_call_fp8_fp4_mqa_logits = _overload_fp8_fp4_mqa_logits._op
+
+def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0, logits_dtype=torch.float32):
+    """The "lightning indexer" logits of a prefill: for query i and key j with ks[i] <= j < ke[i],
+    logits[i, j] = sum_h weights[i, h] * relu(sum_d q[i, h, d] * kv[j, d]), on dequantized values.
+    q is (FP8 e4m3 [S, H, D], None) or (FP4 int8 [S, H, D/2], packed UE8M0 int32 [S, H]); kv is
+    (FP8 [Skv, D], float32 per-token scales [Skv]) or (FP4 [Skv, D/2], packed UE8M0 int32 [Skv]);
+    FP4 scales have granularity 32 along D (byte g of a word scales elements [32g, 32g+32)).
+    q and kv are both FP8 or both FP4; H is 8, 16, 32 or 64; D is 32, 64 or 128 (64 or 128 for
+    FP4). weights is [S, H] float32 (bfloat16 only with bfloat16 logits) with stride(1) == 1;
+    ks / ke (cu_seq_len_k_start / _end) are int32 [S]. logits_dtype is float32 or bfloat16.
+    max_seqlen_k == 0: returns [S, Skv], a view of an [align(S, 128/H), align(Skv + 256, E)]
+    allocation, E = 1024 bytes / element size, so the row stride is a multiple of 1024 bytes.
+    max_seqlen_k > 0 (needs clean_logits=False): returns [S, max_seqlen_k] with column t holding
+    key ks[i] + t, row stride align(align(max_seqlen_k, 256), E). Entries outside [ks, ke) are
+    unspecified upstream unless clean_logits; this implementation always writes -inf there.
+    """
+    if isinstance(q, _Tensor) or isinstance(kv, _Tensor):
+        raise _pack_error("fp8_fp4_mqa_logits", ("q", "kv",), (q, kv,))
+    try:
+        _q, q_sf = q
+        _kv, kv_sf = kv
+    except (TypeError, ValueError):
+        raise _pack_error("fp8_fp4_mqa_logits", ("q", "kv",), (q, kv,)) from None
+    if _compiling():
+        return _overload_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k, logits_dtype)
+    if clean_logits is True and max_seqlen_k == 0 and logits_dtype == torch.float32:
+        return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
+    return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k, logits_dtype)
+_export('attention', ['fp8_fp4_mqa_logits'])
+_register_fake('fp8_fp4_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_mqa_logits')
+
+_overload_fp8_mqa_logits = _ops.fp8_mqa_logits.default
+_call_fp8_mqa_logits = _overload_fp8_mqa_logits._op
+
+def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0):
+    """Legacy form of fp8_fp4_mqa_logits for a plain FP8 q [S, H, D] (no q scale) and float32 logits."""
+    if isinstance(kv, _Tensor):
+        raise _pack_error("fp8_mqa_logits", ("kv",), (kv,))
+    try:
+        _kv, kv_sf = kv
+    except (TypeError, ValueError):
+        raise _pack_error("fp8_mqa_logits", ("kv",), (kv,)) from None
+    if _compiling():
+        return _overload_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
+    if clean_logits is True and max_seqlen_k == 0:
+        return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
+    return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
+_export('attention', ['fp8_mqa_logits'])
+_register_fake('fp8_mqa_logits', 'deep_gemm._fakes_attention.fp8_mqa_logits')
+
+_overload_get_paged_mqa_logits_metadata = _ops.get_paged_mqa_logits_metadata.default
+_call_get_paged_mqa_logits_metadata = _overload_get_paged_mqa_logits_metadata._op
+
+def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None):
+    """The work schedule of fp8_fp4_paged_mqa_logits: int32 [num_sms + 1, 2] on context_lens' device.
+    context_lens is int32 [B, next_n]; query group b (row b: its next_n queries share one KV
+    sequence) needs n_b = ceil(max(0, max_t context_lens[b, t]) / block_kv) KV blocks. The
+    T = sum_b n_b (b, block) items, in order b-major then block, are cut into num_sms contiguous
+    runs; unit s starts at item p_s = s * (T // num_sms) + min(s, T % num_sms), so every unit gets
+    T // num_sms or one more block. Row s is (b, k): item p_s is block k of group b, where b is
+    the first group whose blocks end after p_s (empty groups are skipped); row num_sms is (B, 0).
+    Unit s works from row s up to (not including) row s + 1. block_kv is 32 or 64 and
+    num_sms >= 1. indices (int32 [B], the varlen form) requires next_n == 1 and does not change the
+    schedule. Computed with tensor ops on the device (no host synchronisation).
+    """
+    if _compiling():
+        return _overload_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
+    if indices is None:
+        return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
+    return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
+_export('attention', ['get_paged_mqa_logits_metadata'])
+_register_fake('get_paged_mqa_logits_metadata', 'deep_gemm._fakes_attention.get_paged_mqa_logits_metadata')
+
+_overload_fp8_fp4_paged_mqa_logits = _ops.fp8_fp4_paged_mqa_logits.default
+_call_fp8_fp4_paged_mqa_logits = _overload_fp8_fp4_paged_mqa_logits._op
+
+def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits=False, logits_dtype=torch.float32, indices=None):
+    """The indexer logits of a decode step over a paged KV cache. q is (FP8 [B, next_n, H, D], None)
+    or (FP4 int8 [B, next_n, H, D/2], packed UE8M0 int32 [B, next_n, H]), H and D as for
+    fp8_fp4_mqa_logits. kv_cache is uint8
+    [num_blocks, block_kv, 1, D + 4] (FP8) or [num_blocks, block_kv, 1, D/2 + 4] (FP4) with
+    stride(1) = size(3), stride(3) = 1 and stride(0) % 4 == 0; the stride(0) bytes of a block hold
+    block_kv tokens' values (token-major) followed by block_kv 4-byte scales (float32 for FP8,
+    packed UE8M0 int32 with granularity 32 along D for FP4). block_kv is 32 or 64. weights is
+    [B * next_n, H] (float32; bfloat16 only with bfloat16 logits), context_lens int32 [B, next_n],
+    block_table int32 [B, max_blocks] (stride(1) == 1) and schedule_meta the int32
+    [get_num_sms() + 1, 2] result of get_paged_mqa_logits_metadata. With indices (int32 [B],
+    next_n == 1) query b reads the sequence block_table[indices[b]]. Row r = b * next_n + t of the
+    result, column j < context_lens[b, t], is sum_h weights[r, h] * relu(q[b, t, h] . kv_j), kv_j
+    being token j % block_kv of block block_table[seq, j // block_kv]. Returns
+    [B * next_n, max_context_len], a view with row stride align(align(max_context_len, 256), E),
+    E = 1024 bytes / element size. Columns at or past the context length are -inf here
+    (unspecified upstream). A needed block-table entry outside [0, num_blocks), a column past
+    max_blocks * block_kv, or an indices entry outside the table's rows gives NaN (never a fault).
+    clean_logits=True is not supported (RuntimeError), as upstream.
+    """
+    if isinstance(q, _Tensor):
+        raise _pack_error("fp8_fp4_paged_mqa_logits", ("q",), (q,))
+    try:
+        _q, q_sf = q
+    except (TypeError, ValueError):
+        raise _pack_error("fp8_fp4_paged_mqa_logits", ("q",), (q,)) from None
+    if _compiling():
+        return _overload_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype, indices)
+    if clean_logits is False and logits_dtype == torch.float32 and indices is None:
+        return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
+    return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype, indices)
+_export('attention', ['fp8_fp4_paged_mqa_logits'])
+_register_fake('fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_paged_mqa_logits')
+
+_overload_fp8_paged_mqa_logits = _ops.fp8_paged_mqa_logits.default
+_call_fp8_paged_mqa_logits = _overload_fp8_paged_mqa_logits._op
+
+def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits=False, indices=None):
+    """Legacy form of fp8_fp4_paged_mqa_logits for a plain FP8 q [B, next_n, H, D] and float32 logits."""
+    if _compiling():
+        return _overload_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, indices)
+    if clean_logits is False and indices is None:
+        return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
+    return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, indices)
+_export('attention', ['fp8_paged_mqa_logits'])
+_register_fake('fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa_logits')
+
 
 # ---- family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.
 

@@ -53,6 +53,12 @@ __all__ = [
     'cublaslt_gemm_nn',
     'cublaslt_gemm_tn',
     'cublaslt_gemm_tt',
+    'fp8_gemm_nt_skip_head_mid',
+    'fp8_fp4_mqa_logits',
+    'fp8_mqa_logits',
+    'get_paged_mqa_logits_metadata',
+    'fp8_fp4_paged_mqa_logits',
+    'fp8_paged_mqa_logits',
 ]
 
 FAMILIES: dict[str, list[str]]
@@ -259,3 +265,68 @@ def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -
 # Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
 def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
     """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
+
+def fp8_gemm_nt_skip_head_mid(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, head_splits: tuple[int, int, int], recipe: tuple[int, int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False) -> None:
+    """fp8_gemm_nt whose output skips the middle of every head. head_splits is (left, mid, right);
+    B [N, K] holds H heads of left + right rows (N = H * (left + right)) and d is bf16, row-major
+    [M, H * (left + mid + right)]. For each head h the product's columns [h*(left+right), +left)
+    go to d's columns [h*(left+mid+right), +left) and the next right columns go after a gap of
+    mid columns, which are left untouched. A and B are FP8 e4m3, K-major; the recipe (default
+    (1, 128, 128) for float32 SFB, (1, 1, 128) for packed SFB) must have K granularity 128.
+    """
+
+def fp8_fp4_mqa_logits(q: tuple[Tensor, Tensor | None], kv: tuple[Tensor, Tensor], weights: Tensor, cu_seq_len_k_start: Tensor, cu_seq_len_k_end: Tensor, clean_logits: bool = True, max_seqlen_k: int = 0, logits_dtype: torch.dtype = ...) -> Tensor:
+    """The "lightning indexer" logits of a prefill: for query i and key j with ks[i] <= j < ke[i],
+    logits[i, j] = sum_h weights[i, h] * relu(sum_d q[i, h, d] * kv[j, d]), on dequantized values.
+    q is (FP8 e4m3 [S, H, D], None) or (FP4 int8 [S, H, D/2], packed UE8M0 int32 [S, H]); kv is
+    (FP8 [Skv, D], float32 per-token scales [Skv]) or (FP4 [Skv, D/2], packed UE8M0 int32 [Skv]);
+    FP4 scales have granularity 32 along D (byte g of a word scales elements [32g, 32g+32)).
+    q and kv are both FP8 or both FP4; H is 8, 16, 32 or 64; D is 32, 64 or 128 (64 or 128 for
+    FP4). weights is [S, H] float32 (bfloat16 only with bfloat16 logits) with stride(1) == 1;
+    ks / ke (cu_seq_len_k_start / _end) are int32 [S]. logits_dtype is float32 or bfloat16.
+    max_seqlen_k == 0: returns [S, Skv], a view of an [align(S, 128/H), align(Skv + 256, E)]
+    allocation, E = 1024 bytes / element size, so the row stride is a multiple of 1024 bytes.
+    max_seqlen_k > 0 (needs clean_logits=False): returns [S, max_seqlen_k] with column t holding
+    key ks[i] + t, row stride align(align(max_seqlen_k, 256), E). Entries outside [ks, ke) are
+    unspecified upstream unless clean_logits; this implementation always writes -inf there.
+    """
+
+def fp8_mqa_logits(q: Tensor, kv: tuple[Tensor, Tensor], weights: Tensor, cu_seq_len_k_start: Tensor, cu_seq_len_k_end: Tensor, clean_logits: bool = True, max_seqlen_k: int = 0) -> Tensor:
+    """Legacy form of fp8_fp4_mqa_logits for a plain FP8 q [S, H, D] (no q scale) and float32 logits."""
+
+def get_paged_mqa_logits_metadata(context_lens: Tensor, block_kv: int, num_sms: int, indices: Tensor | None = None) -> Tensor:
+    """The work schedule of fp8_fp4_paged_mqa_logits: int32 [num_sms + 1, 2] on context_lens' device.
+    context_lens is int32 [B, next_n]; query group b (row b: its next_n queries share one KV
+    sequence) needs n_b = ceil(max(0, max_t context_lens[b, t]) / block_kv) KV blocks. The
+    T = sum_b n_b (b, block) items, in order b-major then block, are cut into num_sms contiguous
+    runs; unit s starts at item p_s = s * (T // num_sms) + min(s, T % num_sms), so every unit gets
+    T // num_sms or one more block. Row s is (b, k): item p_s is block k of group b, where b is
+    the first group whose blocks end after p_s (empty groups are skipped); row num_sms is (B, 0).
+    Unit s works from row s up to (not including) row s + 1. block_kv is 32 or 64 and
+    num_sms >= 1. indices (int32 [B], the varlen form) requires next_n == 1 and does not change the
+    schedule. Computed with tensor ops on the device (no host synchronisation).
+    """
+
+def fp8_fp4_paged_mqa_logits(q: tuple[Tensor, Tensor | None], kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, logits_dtype: torch.dtype = ..., indices: Tensor | None = None) -> Tensor:
+    """The indexer logits of a decode step over a paged KV cache. q is (FP8 [B, next_n, H, D], None)
+    or (FP4 int8 [B, next_n, H, D/2], packed UE8M0 int32 [B, next_n, H]), H and D as for
+    fp8_fp4_mqa_logits. kv_cache is uint8
+    [num_blocks, block_kv, 1, D + 4] (FP8) or [num_blocks, block_kv, 1, D/2 + 4] (FP4) with
+    stride(1) = size(3), stride(3) = 1 and stride(0) % 4 == 0; the stride(0) bytes of a block hold
+    block_kv tokens' values (token-major) followed by block_kv 4-byte scales (float32 for FP8,
+    packed UE8M0 int32 with granularity 32 along D for FP4). block_kv is 32 or 64. weights is
+    [B * next_n, H] (float32; bfloat16 only with bfloat16 logits), context_lens int32 [B, next_n],
+    block_table int32 [B, max_blocks] (stride(1) == 1) and schedule_meta the int32
+    [get_num_sms() + 1, 2] result of get_paged_mqa_logits_metadata. With indices (int32 [B],
+    next_n == 1) query b reads the sequence block_table[indices[b]]. Row r = b * next_n + t of the
+    result, column j < context_lens[b, t], is sum_h weights[r, h] * relu(q[b, t, h] . kv_j), kv_j
+    being token j % block_kv of block block_table[seq, j // block_kv]. Returns
+    [B * next_n, max_context_len], a view with row stride align(align(max_context_len, 256), E),
+    E = 1024 bytes / element size. Columns at or past the context length are -inf here
+    (unspecified upstream). A needed block-table entry outside [0, num_blocks), a column past
+    max_blocks * block_kv, or an indices entry outside the table's rows gives NaN (never a fault).
+    clean_logits=True is not supported (RuntimeError), as upstream.
+    """
+
+def fp8_paged_mqa_logits(q: Tensor, kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, indices: Tensor | None = None) -> Tensor:
+    """Legacy form of fp8_fp4_paged_mqa_logits for a plain FP8 q [B, next_n, H, D] and float32 logits."""
