@@ -649,6 +649,55 @@ if _GUARD_CUDA:
 
 # ---- family 'einsum': Batched contractions written as einsum expressions (BF16 and block-scaled FP8).
 
+_overload_einsum = _ops.einsum.default
+_call_einsum = _overload_einsum._op
+
+def einsum(expr, a, b, d, c=None, use_cublaslt=False):
+    """One of three fixed contractions of bf16 operands, accumulated in float32 (expr is matched exactly):
+    'bmk,bnk->mn': D[m, n] = C[m, n] + sum over b, k of A[b, m, k] * B[b, n, k], with A, B and D
+    contiguous. A float32 d accumulates: c is required, d itself (accumulate in place) or another
+    float32 [m, n] tensor. A bf16 d is overwritten: c must be None. use_cublaslt must be False.
+    'bhr,hdr->bhd': D[b, h, d] = sum over r of A[b, h, r] * B[h, d, r].
+    'bhd,hdr->bhr': D[b, h, r] = sum over d of A[b, h, d] * B[h, d, r].
+    In these two, A, B and D are bf16 with stride(-1) == 1 and free other strides (B may be a strided
+    slice), c must be None, and use_cublaslt only selects the GPU backend (same result).
+    """
+    if _compiling():
+        return _overload_einsum(expr, a, b, d, c, use_cublaslt)
+    if c is None and use_cublaslt is False:
+        return _call_einsum(expr, a, b, d)
+    return _call_einsum(expr, a, b, d, c, use_cublaslt)
+_export('einsum', ['einsum'])
+
+_overload_fp8_einsum = _ops.fp8_einsum.default
+_call_fp8_einsum = _overload_fp8_einsum._op
+
+def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
+    """Block-scaled FP8 e4m3 contractions with float32 scales; recipe is (gran_m_a, gran_n_b, gran_k).
+    'bhr,hdr->bhd': D[b, h, d] = sum over r of (A * SFA)[b, h, r] * (B * SFB)[h, d, r], with
+    A [b, h, r], SFA [b, h, ceil(r/gran_k)], B [h, d, r], SFB [h, ceil(d/gran_n), ceil(r/gran_k)].
+    'bhd,hdr->bhr': D[b, h, r] = sum over d of (A * SFA)[b, h, d] * (B * SFB)[h, d, r], with
+    A [b, h, d], SFA [b, h, ceil(d/gran_k)], B [h, d, r], SFB [h, ceil(d/gran_k), ceil(r/gran_n)].
+    For both, recipe is (1, 128, 128) or (1, 1, 128), d is bf16 and c must be None.
+    'bhd,bhr->hdr': D[h, d, r] = C + sum over b of (A * SFA)[b, h, d] * (B * SFB)[b, h, r], scales
+    per channel over b: SFA [ceil(b/128), h, d], SFB [ceil(b/128), h, r]; recipe must be (1, 1, 128),
+    d float32 [h, d, r], and c is required: d itself (accumulate in place) or another float32 tensor.
+    FP8 data and d need stride(-1) == 1; their other strides are free (B may be a strided slice).
+    """
+    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+        raise _pack_error("fp8_einsum", ("a", "b",), (a, b,))
+    try:
+        _a, sfa = a
+        _b, sfb = b
+    except (TypeError, ValueError):
+        raise _pack_error("fp8_einsum", ("a", "b",), (a, b,)) from None
+    if _compiling():
+        return _overload_fp8_einsum(expr, _a, sfa, _b, sfb, d, c, recipe)
+    if c is None and recipe == (1, 128, 128):
+        return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d)
+    return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d, c, recipe)
+_export('einsum', ['fp8_einsum'])
+
 
 # ---- family 'attention': Attention-side GEMMs and the MQA "lightning indexer" logits.
 
@@ -804,6 +853,24 @@ _register_fake('fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa
 
 
 # ---- family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.
+
+_overload_tf32_hc_prenorm_gemm = _ops.tf32_hc_prenorm_gemm.default
+_call_tf32_hc_prenorm_gemm = _overload_tf32_hc_prenorm_gemm._op
+
+def tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits=None):
+    """D = float32(A) B^T and sqr_sum[m] = sum over k of float32(A[m, k])^2, with A bf16 [M, K] and
+    B float32 [N, K] (both stride(-1) == 1), N > 0 and K > 0; d and sqr_sum are contiguous float32.
+    Without num_splits: d [M, N], sqr_sum [M]. With num_splits = S >= 1: split-K partials,
+    d [S, M, N] and sqr_sum [S, M]; split s covers k in [s * c, min((s + 1) * c, K)) with
+    c = ceil(K / S) (a split starting at or past K is empty and gives zeros), so summing over
+    dim 0 gives the unsplit result. M == 0 is a no-op.
+    """
+    if _compiling():
+        return _overload_tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits)
+    if num_splits is None:
+        return _call_tf32_hc_prenorm_gemm(a, b, d, sqr_sum)
+    return _call_tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits)
+_export('hyperconnection', ['tf32_hc_prenorm_gemm'])
 
 
 # ---- family 'mega': Mega MoE (fused expert-parallel dispatch, two GEMMs, activation and combine) and its symmetric buffer.

@@ -53,12 +53,15 @@ __all__ = [
     'cublaslt_gemm_nn',
     'cublaslt_gemm_tn',
     'cublaslt_gemm_tt',
+    'einsum',
+    'fp8_einsum',
     'fp8_gemm_nt_skip_head_mid',
     'fp8_fp4_mqa_logits',
     'fp8_mqa_logits',
     'get_paged_mqa_logits_metadata',
     'fp8_fp4_paged_mqa_logits',
     'fp8_paged_mqa_logits',
+    'tf32_hc_prenorm_gemm',
 ]
 
 FAMILIES: dict[str, list[str]]
@@ -266,6 +269,30 @@ def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -
 def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
     """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
 
+def einsum(expr: str, a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, use_cublaslt: bool = False) -> None:
+    """One of three fixed contractions of bf16 operands, accumulated in float32 (expr is matched exactly):
+    'bmk,bnk->mn': D[m, n] = C[m, n] + sum over b, k of A[b, m, k] * B[b, n, k], with A, B and D
+    contiguous. A float32 d accumulates: c is required, d itself (accumulate in place) or another
+    float32 [m, n] tensor. A bf16 d is overwritten: c must be None. use_cublaslt must be False.
+    'bhr,hdr->bhd': D[b, h, d] = sum over r of A[b, h, r] * B[h, d, r].
+    'bhd,hdr->bhr': D[b, h, r] = sum over d of A[b, h, d] * B[h, d, r].
+    In these two, A, B and D are bf16 with stride(-1) == 1 and free other strides (B may be a strided
+    slice), c must be None, and use_cublaslt only selects the GPU backend (same result).
+    """
+
+def fp8_einsum(expr: str, a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, c: Tensor | None = None, recipe: tuple[int, int, int] = (1, 128, 128)) -> None:
+    """Block-scaled FP8 e4m3 contractions with float32 scales; recipe is (gran_m_a, gran_n_b, gran_k).
+    'bhr,hdr->bhd': D[b, h, d] = sum over r of (A * SFA)[b, h, r] * (B * SFB)[h, d, r], with
+    A [b, h, r], SFA [b, h, ceil(r/gran_k)], B [h, d, r], SFB [h, ceil(d/gran_n), ceil(r/gran_k)].
+    'bhd,hdr->bhr': D[b, h, r] = sum over d of (A * SFA)[b, h, d] * (B * SFB)[h, d, r], with
+    A [b, h, d], SFA [b, h, ceil(d/gran_k)], B [h, d, r], SFB [h, ceil(d/gran_k), ceil(r/gran_n)].
+    For both, recipe is (1, 128, 128) or (1, 1, 128), d is bf16 and c must be None.
+    'bhd,bhr->hdr': D[h, d, r] = C + sum over b of (A * SFA)[b, h, d] * (B * SFB)[b, h, r], scales
+    per channel over b: SFA [ceil(b/128), h, d], SFB [ceil(b/128), h, r]; recipe must be (1, 1, 128),
+    d float32 [h, d, r], and c is required: d itself (accumulate in place) or another float32 tensor.
+    FP8 data and d need stride(-1) == 1; their other strides are free (B may be a strided slice).
+    """
+
 def fp8_gemm_nt_skip_head_mid(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, head_splits: tuple[int, int, int], recipe: tuple[int, int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False) -> None:
     """fp8_gemm_nt whose output skips the middle of every head. head_splits is (left, mid, right);
     B [N, K] holds H heads of left + right rows (N = H * (left + right)) and d is bf16, row-major
@@ -330,3 +357,12 @@ def fp8_fp4_paged_mqa_logits(q: tuple[Tensor, Tensor | None], kv_cache: Tensor, 
 
 def fp8_paged_mqa_logits(q: Tensor, kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, indices: Tensor | None = None) -> Tensor:
     """Legacy form of fp8_fp4_paged_mqa_logits for a plain FP8 q [B, next_n, H, D] and float32 logits."""
+
+def tf32_hc_prenorm_gemm(a: Tensor, b: Tensor, d: Tensor, sqr_sum: Tensor, num_splits: int | None = None) -> None:
+    """D = float32(A) B^T and sqr_sum[m] = sum over k of float32(A[m, k])^2, with A bf16 [M, K] and
+    B float32 [N, K] (both stride(-1) == 1), N > 0 and K > 0; d and sqr_sum are contiguous float32.
+    Without num_splits: d [M, N], sqr_sum [M]. With num_splits = S >= 1: split-K partials,
+    d [S, M, N] and sqr_sum [S, M]; split s covers k in [s * c, min((s + 1) * c, K)) with
+    c = ceil(K / S) (a split starting at or past K is empty and gives zeros), so summing over
+    dim 0 gives the unsplit result. M == 0 is a no-op.
+    """
