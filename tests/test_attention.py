@@ -1143,6 +1143,7 @@ def test_paged_logits_bad_indices_give_nan_rows():
     p = paged_inputs(4, 1, 8, 32, 32, False, torch.device("cpu"), 80, num_seqs=2)
     p.context_lens = torch.tensor([[50], [0], [80], [7]], dtype=torch.int32)
     p.indices = torch.tensor([0, 1, 99, -1], dtype=torch.int32)  # rows 2 and 3 name no sequence
+    p.block_table[0, :2] = torch.tensor([0, 1], dtype=p.block_table.dtype)  # sequence 0 holds 50 tokens
     args = paged_args(p)
     out = torch.ops.deep_gemm.fp8_fp4_paged_mqa_logits(*args, indices=p.indices)
     assert torch.isnan(out[2]).all() and torch.isnan(out[3, :7]).all() and (out[3, 7:] == NEG_INF).all()
