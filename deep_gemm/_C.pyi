@@ -158,3 +158,34 @@ def bf16_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, compi
 
 def bf16_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, compiled_dims: str = "mn") -> None:
     """bf16_gemm_nt with A given as [K, M] and B as [N, K]."""
+
+def get_token_alignment_for_mega_moe() -> int:
+    """The multiple every num_max_tokens_per_rank must be: 384, the LCM of the candidate BLOCK_M
+    values {8, 16, 32, 64, 96, 128, 192}.
+    """
+
+def get_symm_buffer_size_for_mega_moe(num_ranks: int, num_experts: int, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, mma_type: str, activation: str, num_shared_experts: int = 0) -> tuple[int, list[int]]:
+    """Size the symmetric buffer of one rank: returns (num_bytes, layout_info).
+    layout_info is 23 ints: num_bytes; the byte offsets of x, x_sf, topk_idx, topk_weights,
+    shared_l1_sf, shared_l2_token, shared_l2_sf, l1 token, l1 sf, l2 token, l2 sf; then mma kind
+    (0 fp8xfp4, 1 bf16xbf16), with_sf, sf_gran_k, num_max_tokens_per_rank, num_topk, hidden,
+    intermediate_hidden, num_shared_experts, shared_intermediate_hidden, num_ring_tokens,
+    num_sf_ring_tokens. num_experts must be divisible by num_ranks, num_max_tokens_per_rank a
+    positive multiple of 384, 1 <= num_topk <= num_experts, mma_type 'fp8xfp4' (then hidden and
+    intermediate_hidden are multiples of 128) or 'bf16xbf16' (intermediate_hidden a multiple of 8),
+    activation 'swiglu'. Upstream returned a closure that sliced the buffer; a schema returns data
+    only, and deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts the views
+    in Python (see _get_symm_buffer_views_for_mega_moe for why).
+    """
+
+def _get_symm_buffer_views_for_mega_moe(mma_type: str, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, num_shared_experts: int, num_ring_tokens: int) -> list[int]:
+    """Describe every region of the symmetric buffer whose layout_info carries this configuration
+    (its fields 12..22): num_bytes, then 16 regions of 10 ints each (byte offset, bytes reserved,
+    element type 0 none / 1 float8_e4m3fn / 2 bfloat16 / 3 int32 / 4 int64 / 5 float32, ndim,
+    3 sizes, 3 strides in elements), in buffer order: workspace, x, x_sf, topk_idx, topk_weights,
+    shared_l1_sf, shared_l2_token, shared_l2_sf, l1_token, l1_sf, l2_token, l2_sf, recv_info,
+    recv_weights, l2_out, combine. Returning data, not views, is deliberate: an op returning
+    Tensor(a) aliases of its input cannot be functionalized (opcheck and torch.compile reject it),
+    and int[] arguments arrive as 32-bit ints while real offsets pass 2 GiB, so deep_gemm.mega
+    cuts the views itself with torch view ops from this description.
+    """
