@@ -15,7 +15,8 @@ Note [Mega MoE buffer views] in ``csrc/apis/mega.hpp``.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -24,6 +25,8 @@ from deep_gemm import _C
 
 __all__ = [
     "SymmBuffer",
+    "bf16_mega_moe",
+    "fp8_fp4_mega_moe",
     "get_symm_buffer_for_mega_moe",
     "transform_weights_for_mega_moe",
 ]
@@ -369,3 +372,246 @@ def transform_weights_for_mega_moe(l1_weights: Any, l2_weights: Any, activation:
     l1 = (_interleave_gate_up(w1), _utccp_transpose(_interleave_gate_up(sf1)))
     l2 = (w2.contiguous(), _utccp_transpose(sf2))
     return l1, l2
+
+
+# ---- the fused calls ---------------------------------------------------------------------------
+#
+# See Note [Mega MoE across ranks] in csrc/kernels/mega_moe.hpp.  With one rank
+# the registered op is the whole computation.  With more, this module moves the
+# rows between ranks (all_to_all_single on the group) around the op, which runs
+# the local experts only.  Any rank that rejects a call tells the others before
+# the next collective, so every rank raises the same error and none hangs.
+
+
+def fp8_fp4_mega_moe(
+    y: torch.Tensor,
+    l1_weights: tuple[torch.Tensor, torch.Tensor],
+    l2_weights: tuple[torch.Tensor, torch.Tensor],
+    sym_buffer: SymmBuffer,
+    cumulative_local_expert_recv_stats: torch.Tensor | None = None,
+    recipe: tuple[int, int, int] = (1, 1, 32),
+    activation: str = "swiglu",
+    activation_clamp: float | None = None,
+    fast_math: bool = True,
+) -> None:
+    """Mega MoE with FP8 tokens and FP4 experts: y[t] = sum over t's experts of expert(x[t]) * weight.
+
+    Stage x, x_sf, topk_idx and topk_weights (first ``y.size(0)`` rows) in
+    ``sym_buffer`` first; the weights are this rank's experts after
+    :func:`transform_weights_for_mega_moe`.  See ``deep_gemm._C.fp8_fp4_mega_moe``.
+    """
+    op = "fp8_fp4_mega_moe"
+    (w1, sf1), (w2, sf2) = _pair(op, "l1_weights", l1_weights), _pair(op, "l2_weights", l2_weights)
+    _check_symm_buffer(op, sym_buffer, "fp8xfp4")
+
+    def local(stats: torch.Tensor | None) -> None:
+        torch.ops.deep_gemm.fp8_fp4_mega_moe(
+            y,
+            w1,
+            sf1,
+            w2,
+            sf2,
+            None,
+            None,
+            None,
+            None,
+            stats,
+            sym_buffer.buffer,
+            sym_buffer.buffer_ptrs,
+            sym_buffer.rank,
+            sym_buffer.num_max_tokens_per_rank,
+            sym_buffer.num_experts,
+            sym_buffer.num_topk,
+            list(recipe),
+            activation,
+            activation_clamp,
+            fast_math,
+        )
+
+    _run(op, y, sym_buffer, cumulative_local_expert_recv_stats, local)
+
+
+def bf16_mega_moe(
+    y: torch.Tensor,
+    l1_weights: torch.Tensor,
+    l2_weights: torch.Tensor,
+    sym_buffer: SymmBuffer,
+    cumulative_local_expert_recv_stats: torch.Tensor | None = None,
+    activation: str = "swiglu",
+    activation_clamp: float | None = None,
+    fast_math: bool = True,
+) -> None:
+    """:func:`fp8_fp4_mega_moe` with bf16 tokens and weights."""
+    op = "bf16_mega_moe"
+    _check_symm_buffer(op, sym_buffer, "bf16xbf16")
+
+    def local(stats: torch.Tensor | None) -> None:
+        torch.ops.deep_gemm.bf16_mega_moe(
+            y,
+            l1_weights,
+            l2_weights,
+            None,
+            None,
+            stats,
+            sym_buffer.buffer,
+            sym_buffer.buffer_ptrs,
+            sym_buffer.rank,
+            sym_buffer.num_max_tokens_per_rank,
+            sym_buffer.num_experts,
+            sym_buffer.num_topk,
+            activation,
+            activation_clamp,
+            fast_math,
+        )
+
+    _run(op, y, sym_buffer, cumulative_local_expert_recv_stats, local)
+
+
+def _pair(op: str, arg: str, value: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    if not (isinstance(value, (tuple, list)) and len(value) == 2):
+        raise TypeError(f"{op}: argument '{arg}' must be a (data, sf) pair, got {type(value).__name__}")
+    return value[0], value[1]
+
+
+def _check_symm_buffer(op: str, sym_buffer: Any, mma_type: str) -> None:
+    if not isinstance(sym_buffer, SymmBuffer):
+        raise TypeError(f"{op}: argument 'sym_buffer' must be a SymmBuffer, got {type(sym_buffer).__name__}")
+    if sym_buffer.buffer is None:
+        raise _arg_error(op, "sym_buffer", "was destroyed")
+    if sym_buffer.mma_type != mma_type:
+        raise _arg_error(op, "sym_buffer", f"was built for mma_type '{sym_buffer.mma_type}'; {op} needs '{mma_type}'")
+
+
+_Local = Callable[[torch.Tensor | None], None]  # runs the registered op with the given recv stats
+
+
+def _run(op: str, y: torch.Tensor, sym_buffer: SymmBuffer, stats: torch.Tensor | None, local: _Local) -> None:
+    if sym_buffer.num_ranks == 1:
+        local(stats)
+    else:
+        _run_across_ranks(op, y, sym_buffer, stats, local)
+
+
+@dataclass
+class _Dispatch:
+    """This rank's outgoing rows, ordered by destination rank, then (token, slot)."""
+
+    tokens: torch.Tensor  # int64 [n]
+    slots: torch.Tensor  # int64 [n]
+    counts: torch.Tensor  # int64 [num_ranks]: rows per destination
+    payload: torch.Tensor  # uint8 [n, row bytes]: token, its scales, (token, slot, local expert), weight
+
+
+def _plan_dispatch(op: str, y: Any, sb: SymmBuffer) -> _Dispatch:
+    """Check what routing needs (the op checks the rest) and pack the rows each rank receives."""
+    if not isinstance(y, torch.Tensor) or y.dim() != 2:
+        raise _arg_error(op, "y", "must be a 2-D tensor [num_tokens, hidden]")
+    num_tokens, num_experts = y.shape[0], sb.num_experts
+    if num_tokens > sb.num_max_tokens_per_rank:
+        raise _arg_error(
+            op, "y", f"has {num_tokens} tokens, more than num_max_tokens_per_rank ({sb.num_max_tokens_per_rank})"
+        )
+    idx = sb.topk_idx[:num_tokens]
+    bad = (idx < -1) | (idx >= num_experts)
+    if bad.any():
+        t, k = bad.nonzero()[0].tolist()
+        raise _arg_error(
+            op,
+            "sym_buffer",
+            f"stages topk_idx[{t}, {k}] = {idx[t, k].item()}, outside [-1, num_experts = {num_experts})",
+        )
+    ordered = idx.sort(dim=1).values
+    dup = (ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0)
+    if dup.any():
+        t, k = dup.nonzero()[0].tolist()
+        raise _arg_error(
+            op,
+            "sym_buffer",
+            f"stages token {t} with expert {ordered[t, k + 1].item()} twice in topk_idx; a token picks distinct experts",
+        )
+    per_rank = num_experts // sb.num_ranks
+    tokens, slots = (idx >= 0).nonzero(as_tuple=True)
+    experts = idx[tokens, slots]
+    order = torch.argsort(experts // per_rank, stable=True)
+    tokens, slots, experts = tokens[order], slots[order], experts[order]
+    dest = experts // per_rank
+    parts = [sb.x.view(torch.uint8)[tokens]]  # as bytes: indexing skips float8
+    if sb.x_sf is not None:
+        parts.append(sb.x_sf[tokens].view(torch.uint8))
+    parts.append(torch.stack([tokens, slots, experts - dest * per_rank], 1).to(torch.int32).view(torch.uint8))
+    parts.append(sb.topk_weights[tokens, slots].unsqueeze(1).view(torch.uint8))
+    counts = torch.bincount(dest, minlength=sb.num_ranks)
+    return _Dispatch(tokens, slots, counts, torch.cat(parts, 1))
+
+
+def _receive(sb: SymmBuffer, rows: torch.Tensor, counts: torch.Tensor) -> None:
+    """Write rows dispatched to this rank into its receive region (what peers would write upstream)."""
+    n, views = rows.shape[0], sb._views
+    if n > sb.num_ring_tokens:
+        raise RuntimeError(
+            f"Mega MoE: {n} rows reached rank {sb.rank}, more than its receive capacity {sb.num_ring_tokens}"
+        )
+    col = sb.hidden * views["x"].element_size()
+    views["l1_token"][:n].view(torch.uint8).copy_(rows[:, :col])
+    if views["l1_sf"] is not None:
+        width = views["l1_sf"].shape[1] * 4
+        views["l1_sf"][:n] = rows[:, col : col + width].contiguous().view(torch.int32)
+        col += width
+    info = views["recv_info"][:n]
+    info[:, 0] = torch.repeat_interleave(torch.arange(sb.num_ranks, device=rows.device), counts)
+    info[:, 1:] = rows[:, col : col + 12].contiguous().view(torch.int32)
+    views["recv_weights"][:n] = rows[:, col + 12 : col + 16].contiguous().view(torch.float32).squeeze(1)
+    views["workspace"][0] = n
+
+
+def _agree(sb: SymmBuffer, error: BaseException | None) -> None:
+    """Every rank learns whether any rank failed; if one did, all raise its error."""
+    import torch.distributed as dist
+
+    flag = torch.tensor([int(error is not None)], dtype=torch.int32, device=sb.buffer.device)
+    dist.all_reduce(flag, group=sb.group)
+    if flag.item() == 0:
+        return
+    reports: list[Any] = [None] * sb.num_ranks
+    dist.all_gather_object(reports, None if error is None else (type(error).__name__, str(error)), group=sb.group)
+    first = next(r for r, report in enumerate(reports) if report is not None)
+    kind, text = reports[first]
+    cls = {"ValueError": ValueError, "TypeError": TypeError}.get(kind, RuntimeError)
+    raise cls(f"{text} [rank {first} of {sb.num_ranks} rejected the call]") from error
+
+
+def _run_across_ranks(op: str, y: torch.Tensor, sb: SymmBuffer, stats: torch.Tensor | None, local: _Local) -> None:
+    import torch.distributed as dist
+
+    group, views = sb.group, sb._views
+    plan: _Dispatch | None = None
+    error: BaseException | None = None
+    try:
+        plan = _plan_dispatch(op, y, sb)
+    except Exception as exc:  # every rank must hear of it before the next collective
+        error = exc
+    _agree(sb, error)
+    assert plan is not None
+    # Dispatch: row counts, then the rows.
+    recv_counts = torch.empty_like(plan.counts)
+    dist.all_to_all_single(recv_counts, plan.counts, group=group)
+    send_splits, recv_splits = plan.counts.tolist(), recv_counts.tolist()
+    received = plan.payload.new_empty((sum(recv_splits), plan.payload.shape[1]))
+    dist.all_to_all_single(received, plan.payload, recv_splits, send_splits, group=group)
+    # The op counts into a copy of the stats, kept only if every rank's op succeeds.
+    new_stats = stats.clone() if isinstance(stats, torch.Tensor) else stats
+    try:
+        _receive(sb, received, recv_counts)
+        local(new_stats)
+    except Exception as exc:
+        error = exc
+    _agree(sb, error)
+    if isinstance(stats, torch.Tensor):
+        stats.copy_(new_stats)
+    # Combine: every output row goes back to its token's rank, in the order it came.
+    outputs = views["l2_out"][: received.shape[0]].view(torch.uint8)
+    returned = outputs.new_empty((plan.payload.shape[0], outputs.shape[1]))
+    dist.all_to_all_single(returned, outputs, send_splits, recv_splits, group=group)
+    combine = views["combine"]
+    combine[plan.slots, plan.tokens] = returned.view(torch.bfloat16)
+    torch.ops.deep_gemm._sum_combined_for_mega_moe(y, combine, views["topk_idx"])
