@@ -43,6 +43,16 @@ def _to(x, device: torch.device):
     return x.to(device) if isinstance(x, torch.Tensor) else x
 
 
+# The fused ops read the routing and the received-row count on the host, so no CUDA graph can
+# capture them.  (Set as an attribute so the note also reaches registries whose Sample has the field.)
+HOST_READS = "reads topk_idx and the received-row count on the host"
+
+
+def _host_reading(sample: Sample) -> Sample:
+    sample.graphable_reason = HOST_READS  # type: ignore[attr-defined]
+    return sample
+
+
 def _fused(device: torch.device, mma: str) -> list[Sample]:
     from mega_support import ALIGN, make_problem, stage
 
@@ -68,8 +78,8 @@ def _fused(device: torch.device, mma: str) -> list[Sample]:
         weights = (*w1, *w2, None, None, None, None) if fp8 else (w1, w2, None, None)
         tail = ([1, 1, 32],) if fp8 else ()
         args = (y, *(_to(w, device) for w in weights), stats, buf.buffer, [0], 0, ALIGN, experts, topk, *tail)
-        out.append(Sample(name, (*args, "swiglu", clamp, True)))
-    out.append(_second_rank_sample(device, mma, hidden, inter))
+        out.append(_host_reading(Sample(name, (*args, "swiglu", clamp, True))))
+    out.append(_host_reading(_second_rank_sample(device, mma, hidden, inter)))
     return out
 
 
