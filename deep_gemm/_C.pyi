@@ -366,3 +366,64 @@ def tf32_hc_prenorm_gemm(a: Tensor, b: Tensor, d: Tensor, sqr_sum: Tensor, num_s
     c = ceil(K / S) (a split starting at or past K is empty and gives zeros), so summing over
     dim 0 gives the unsplit result. M == 0 is a no-op.
     """
+
+def get_token_alignment_for_mega_moe() -> int:
+    """The multiple every num_max_tokens_per_rank must be: 384, the LCM of the candidate BLOCK_M
+    values {8, 16, 32, 64, 96, 128, 192}.
+    """
+
+def get_symm_buffer_size_for_mega_moe(num_ranks: int, num_experts: int, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, mma_type: str, activation: str, num_shared_experts: int = 0) -> tuple[int, list[int]]:
+    """Size the symmetric buffer of one rank: returns (num_bytes, layout_info).
+    layout_info is 23 ints: num_bytes; the byte offsets of x, x_sf, topk_idx, topk_weights,
+    shared_l1_sf, shared_l2_token, shared_l2_sf, l1 token, l1 sf, l2 token, l2 sf; then mma kind
+    (0 fp8xfp4, 1 bf16xbf16), with_sf, sf_gran_k, num_max_tokens_per_rank, num_topk, hidden,
+    intermediate_hidden, num_shared_experts, shared_intermediate_hidden, num_ring_tokens,
+    num_sf_ring_tokens. num_experts must be divisible by num_ranks, num_max_tokens_per_rank a
+    positive multiple of 384, 1 <= num_topk <= num_experts, mma_type 'fp8xfp4' (then hidden and
+    intermediate_hidden are multiples of 128) or 'bf16xbf16' (intermediate_hidden a multiple of 8),
+    activation 'swiglu'. Upstream returned a closure that sliced the buffer; a schema returns data
+    only, and deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts the views
+    in Python (see _get_symm_buffer_views_for_mega_moe for why).
+    """
+
+def _get_symm_buffer_views_for_mega_moe(mma_type: str, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, num_shared_experts: int, num_ring_tokens: int) -> list[int]:
+    """Describe every region of the symmetric buffer whose layout_info carries this configuration
+    (its fields 12..22): num_bytes, then 16 regions of 10 ints each (byte offset, bytes reserved,
+    element type 0 none / 1 float8_e4m3fn / 2 bfloat16 / 3 int32 / 4 int64 / 5 float32, ndim,
+    3 sizes, 3 strides in elements), in buffer order: workspace, x, x_sf, topk_idx, topk_weights,
+    shared_l1_sf, shared_l2_token, shared_l2_sf, l1_token, l1_sf, l2_token, l2_sf, recv_info,
+    recv_weights, l2_out, combine. Returning data, not views, is deliberate: an op returning
+    Tensor(a) aliases of its input cannot be functionalized (opcheck and torch.compile reject it),
+    and int[] arguments arrive as 32-bit ints while real offsets pass 2 GiB, so deep_gemm.mega
+    cuts the views itself with torch view ops from this description.
+    """
+
+def fp8_fp4_mega_moe(y: Tensor, l1_weights: tuple[Tensor, Tensor], l2_weights: tuple[Tensor, Tensor], shared_l1_weights: Tensor | None, shared_l1_weights_sf: Tensor | None, shared_l2_weights: Tensor | None, shared_l2_weights_sf: Tensor | None, cumulative_local_expert_recv_stats: Tensor | None, sym_buffer: Tensor, sym_buffer_ptrs: Sequence[int], rank_idx: int, num_max_tokens_per_rank: int, num_experts: int, num_topk: int, recipe: tuple[int, int, int], activation: str, activation_clamp: float | None, fast_math: bool, situ_beta: float | None = None, situ_linear_beta: float | None = None) -> None:
+    """Mega MoE with FP8 tokens and FP4 experts, one rank's part (call it through
+    deep_gemm.mega.fp8_fp4_mega_moe). The caller stages x [T, H] FP8 e4m3, x_sf [T, H/128] packed
+    UE8M0 (gran 32), topk_idx [T, K] int64 (-1 = unused slot, distinct experts per token) and
+    topk_weights [T, K] float32 in sym_buffer, T = y.size(0) <= num_max_tokens_per_rank. Weights of
+    the E/R local experts, after transform_weights_for_mega_moe: l1 [E_l, 2I, H/2] FP4 + sf
+    [E_l, 2I, H/128], l2 [E_l, H, I/2] + sf [E_l, H, I/128]; recipe (1, 1, 32), activation 'swiglu',
+    activation_clamp >= 0 or None. Each used slot's token runs L1, SwiGLU (up clamped to [-c, c],
+    gate to <= c, times its top-k weight), FP8 requantisation with per-32 UE8M0 scales, and L2;
+    y (bf16) gets the sum over the token's slots, and cumulative_local_expert_recv_stats (int32
+    [E_l]) the rows each local expert received. sym_buffer_ptrs has one entry per rank (values
+    unused: there is no symmetric memory on the CPU). With one rank the op does everything. With
+    more, a TORCH_LIBRARY op cannot run collectives: the op runs only the local experts, on the
+    rows the caller dispatched into sym_buffer's receive region, and leaves y alone; the
+    deep_gemm.mega wrapper does dispatch and combine with the process group.
+    Shared experts and the 'situ' activation are not supported.
+    """
+
+def bf16_mega_moe(y: Tensor, l1_weights: Tensor, l2_weights: Tensor, shared_l1_weights: Tensor | None, shared_l2_weights: Tensor | None, cumulative_local_expert_recv_stats: Tensor | None, sym_buffer: Tensor, sym_buffer_ptrs: Sequence[int], rank_idx: int, num_max_tokens_per_rank: int, num_experts: int, num_topk: int, activation: str, activation_clamp: float | None, fast_math: bool) -> None:
+    """fp8_fp4_mega_moe with bf16 tokens and weights (l1 [E_l, 2I, H] gate/up interleaved, l2
+    [E_l, H, I]); the SwiGLU output is rounded to bf16 instead of requantised.
+    """
+
+def _sum_combined_for_mega_moe(y: Tensor, combine: Tensor, topk_idx: Tensor) -> None:
+    """The last step of a multi-rank Mega MoE call: y[t] = sum over the slots k with
+    topk_idx[t, k] >= 0, in slot order, of combine[k, t] (float32 from zero, rounded once to
+    bf16). combine is the buffer's [K, T_max, H] bf16 region, topk_idx its staged [T_max, K];
+    the one-rank path of the fused ops ends with the same summation.
+    """
