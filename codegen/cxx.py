@@ -23,7 +23,8 @@ project includes) once into a precompiled header under this checkout's
 ``-include-pch``; the project's own headers are always parsed afresh.  The file
 name hashes everything the PCH depends on (libclang, the arguments, the
 prelude), and clang itself refuses a PCH whose input headers changed since it
-was built: any such complaint rebuilds it once.  ``--no-pch`` parses the
+was built: any such complaint rebuilds it once (and a rebuild deletes the
+older PCHs of the same prelude).  ``--no-pch`` parses the
 prelude inline instead (the cold path, also used when no cache folder is
 given).  Prelude function bodies are always skipped
 (``PARSE_SKIP_FUNCTION_BODIES``): only declarations are read from torch.
@@ -203,7 +204,8 @@ class Parser:
             },
             sort_keys=True,
         )
-        return self.cache_dir / f"prelude-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pch"
+        kind = hashlib.sha256("\n".join(self.prelude).encode()).hexdigest()[:8]
+        return self.cache_dir / f"prelude-{kind}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pch"
 
     def _build_pch(self, path: Path) -> None:
         ci = cindex()
@@ -231,6 +233,11 @@ class Parser:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         self.pch_built = True
+        # Older PCHs of the same prelude (another torch, libclang or compiler) are dead weight.
+        kind = path.name.split("-")[1]
+        for old in path.parent.glob(f"prelude-{kind}-*.pch"):
+            if old != path:
+                old.unlink(missing_ok=True)
 
     # -- one translation unit --------------------------------------------------------
 

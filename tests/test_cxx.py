@@ -70,10 +70,13 @@ def test_corrupt_pch_is_rebuilt(tmp_path: Path) -> None:
     first.parse("demo.cpp", SOURCE, skip_bodies=True)
     (pch,) = (tmp_path / "pch").glob("*.pch")
     pch.write_bytes(b"not a precompiled header")
+    older = pch.with_name(pch.name.rsplit("-", 1)[0] + "-0123456789abcdef.pch")  # same prelude, other toolchain
+    older.write_bytes(b"stale")
     second = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=tmp_path / "pch")
     tu = second.parse("demo.cpp", SOURCE, skip_bodies=True)
     assert second.pch_built
     assert function(tu, "f") is not None
+    assert sorted((tmp_path / "pch").glob("*.pch")) == [pch]  # rebuilt in place; the older one pruned
     third = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=tmp_path / "pch")
     third.parse("demo.cpp", SOURCE, skip_bodies=True)
     assert not third.pch_built
