@@ -36,7 +36,8 @@ SCALAR_TYPE_NAMES = {
     7: "float64",
     11: "bool",
     15: "bfloat16",
-    23: "float8_e4m3fn",
+    23: "float8_e5m2",
+    24: "float8_e4m3fn",
 }
 
 

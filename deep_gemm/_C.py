@@ -33,7 +33,7 @@ def _present(names: list[str]) -> None:
     """Names kept on ``deep_gemm._C`` only (not re-exported by ``deep_gemm``)."""
 
 
-_GUARD_CUDA = guard_enabled("cuda", ('cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt'))
+_GUARD_CUDA = guard_enabled("deep_gemm", "cuda", ('cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt'))
 
 
 # ---- family 'runtime': Process-wide settings read by the kernel heuristics.
@@ -180,7 +180,7 @@ def transform_sf_into_required_layout(sf, mn, k, recipe, num_groups=None, is_sfa
         return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
     return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
 _export('layout', ['transform_sf_into_required_layout'])
-_register_fake('transform_sf_into_required_layout', 'deep_gemm._fakes.transform_sf_into_required_layout')
+_register_fake('deep_gemm::transform_sf_into_required_layout', 'deep_gemm._fakes.transform_sf_into_required_layout')
 
 _overload_get_tma_aligned_size = _ops.get_tma_aligned_size.default
 _call_get_tma_aligned_size = _overload_get_tma_aligned_size._op
@@ -203,7 +203,7 @@ def get_mn_major_tma_aligned_tensor(sf, /):
         return _overload_get_mn_major_tma_aligned_tensor(sf)
     return _call_get_mn_major_tma_aligned_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_tensor'])
-_register_fake('get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_tensor')
+_register_fake('deep_gemm::get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_tensor')
 
 _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -220,7 +220,7 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
         return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
     return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
 _export('layout', ['get_mn_major_tma_aligned_packed_ue8m0_tensor'])
-_register_fake('get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
+_register_fake('deep_gemm::get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -238,7 +238,7 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
         return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
     return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
 _export('layout', ['get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor'])
-_register_fake('get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
+_register_fake('deep_gemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_set_mk_alignment_for_contiguous_layout = _ops.set_mk_alignment_for_contiguous_layout.default
 _call_set_mk_alignment_for_contiguous_layout = _overload_set_mk_alignment_for_contiguous_layout._op
@@ -757,7 +757,7 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
         return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
     return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k, logits_dtype)
 _export('attention', ['fp8_fp4_mqa_logits'])
-_register_fake('fp8_fp4_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_mqa_logits')
+_register_fake('deep_gemm::fp8_fp4_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_mqa_logits')
 
 _overload_fp8_mqa_logits = _ops.fp8_mqa_logits.default
 _call_fp8_mqa_logits = _overload_fp8_mqa_logits._op
@@ -776,7 +776,7 @@ def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_l
         return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
     return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
 _export('attention', ['fp8_mqa_logits'])
-_register_fake('fp8_mqa_logits', 'deep_gemm._fakes_attention.fp8_mqa_logits')
+_register_fake('deep_gemm::fp8_mqa_logits', 'deep_gemm._fakes_attention.fp8_mqa_logits')
 
 _overload_get_paged_mqa_logits_metadata = _ops.get_paged_mqa_logits_metadata.default
 _call_get_paged_mqa_logits_metadata = _overload_get_paged_mqa_logits_metadata._op
@@ -799,7 +799,7 @@ def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None)
         return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
     return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
 _export('attention', ['get_paged_mqa_logits_metadata'])
-_register_fake('get_paged_mqa_logits_metadata', 'deep_gemm._fakes_attention.get_paged_mqa_logits_metadata')
+_register_fake('deep_gemm::get_paged_mqa_logits_metadata', 'deep_gemm._fakes_attention.get_paged_mqa_logits_metadata')
 
 _overload_fp8_fp4_paged_mqa_logits = _ops.fp8_fp4_paged_mqa_logits.default
 _call_fp8_fp4_paged_mqa_logits = _overload_fp8_fp4_paged_mqa_logits._op
@@ -836,7 +836,7 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
         return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
     return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype, indices)
 _export('attention', ['fp8_fp4_paged_mqa_logits'])
-_register_fake('fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_paged_mqa_logits')
+_register_fake('deep_gemm::fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_paged_mqa_logits')
 
 _overload_fp8_paged_mqa_logits = _ops.fp8_paged_mqa_logits.default
 _call_fp8_paged_mqa_logits = _overload_fp8_paged_mqa_logits._op
@@ -849,7 +849,7 @@ def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedu
         return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
     return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, indices)
 _export('attention', ['fp8_paged_mqa_logits'])
-_register_fake('fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa_logits')
+_register_fake('deep_gemm::fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa_logits')
 
 
 # ---- family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.

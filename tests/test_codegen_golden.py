@@ -63,7 +63,7 @@ def test_shim_spelling() -> None:
     # Guarded ops are bound only when their guard group is present.
     assert "if _GUARD_GPU:" in shim
     # The fake kernel named in the manifest is registered.
-    assert "_register_fake('logits', 'fixture_fakes.logits')" in shim
+    assert "_register_fake('fixture::logits', 'fixture_fakes.logits')" in shim
 
 
 def test_cpp_spelling() -> None:
