@@ -17,6 +17,6 @@ echo "build rc=$? in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 tail -20 "$OUT/build.log"
 readelf -d deep_gemm/_C_extension*.so | grep NEEDED | tee -a "$OUT/env.txt"
 start=$(date +%s)
-python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest.log" | tail -40
+timeout 420 python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest.log" | tail -40
 echo "pytest done in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 PYTHONPATH=. python3 benchmarks/gemm.py --markdown "$OUT/gemm.md" 2>&1 | tee "$OUT/gemm.log" | tail -25
