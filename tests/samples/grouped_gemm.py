@@ -261,7 +261,14 @@ def _k_tn(device: torch.device) -> list[Sample]:
     ends = _layout(psum_ends(ks), device)
     out.append(Sample("psum_unaligned", (*a, *b, d, ks, ends, d), {"use_psum_layout": True}))
     d = randn(3, 8, 12, device=device)
-    out.append(Sample("psum_no_ks", (*a, *b, d, None, ends, d), {"use_psum_layout": True}))
+    out.append(
+        Sample(
+            "psum_no_ks",
+            (*a, *b, d, None, ends, d),
+            {"use_psum_layout": True},
+            graphable_reason="without ks_cpu the group sizes are read from grouped_layout",
+        )
+    )
     return out
 
 
@@ -287,7 +294,14 @@ def _k_bf16(device: torch.device) -> list[Sample]:
     rows = psum_ends(ks)[-1]
     d, c = randn(3, 4, 8, device=device), randn(3, 4, 8, device=device)
     args = (bf16(rows, 4, device=device), bf16(rows, 8, device=device), d)
-    out.append(Sample("psum_no_ks", (*args, None, _layout(psum_ends(ks), device), c), {"use_psum_layout": True}))
+    out.append(
+        Sample(
+            "psum_no_ks",
+            (*args, None, _layout(psum_ends(ks), device), c),
+            {"use_psum_layout": True},
+            graphable_reason="without ks_cpu the group sizes are read from grouped_layout",
+        )
+    )
     return out
 
 
