@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+pytest.importorskip("clang.cindex", reason="libclang (pip package 'libclang') is not installed")
+
 from codegen import cxx
 
 SMALL_PRELUDE = ("cstdint", "optional", "string", "tuple", "utility", "vector")

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("clang.cindex", reason="libclang (pip package 'libclang') is not installed")
 import torch
 import yaml
 

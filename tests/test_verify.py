@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("clang.cindex", reason="libclang (pip package 'libclang') is not installed")
+
 from codegen.__main__ import main
 from codegen.verify import receives
 
