@@ -18,7 +18,8 @@ load_extension()
 
 _ops = torch.ops.deep_gemm
 _Tensor = torch.Tensor
-_compiling = torch.compiler.is_compiling
+# Dynamo folds this to True; eager calls go straight to the op (Note [Shim call path] in codegen/spelling/python.py).
+_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
 __all__: list[str] = []
 FAMILIES: dict[str, list[str]] = {}
