@@ -288,7 +288,7 @@ def fp8_fp4_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     ((gran_mn, gran_k) each); by default (1, 128, 128) for float32 SFB and (1, 1, 128) for packed
     SFB. d is bf16 or float32, row-major [M, N]; c (optional, may be d itself) is added.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_nt", ("a", "b",), (a, b,))
     try:
         a, sfa = a
@@ -308,7 +308,7 @@ _call_fp8_fp4_gemm_nn = _overload_fp8_fp4_gemm_nn._op
 
 def fp8_fp4_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk", disable_ue8m0_cast=False):
     """fp8_fp4_gemm_nt with B given as [K, N] and SFB transposed with it."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_nn", ("a", "b",), (a, b,))
     try:
         a, sfa = a
@@ -328,7 +328,7 @@ _call_fp8_fp4_gemm_tn = _overload_fp8_fp4_gemm_tn._op
 
 def fp8_fp4_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="mn", disable_ue8m0_cast=False):
     """fp8_fp4_gemm_nt with A given as [K, M] and B as [K, N], each scale tensor transposed with its data."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_tn", ("a", "b",), (a, b,))
     try:
         a, sfa = a
@@ -348,7 +348,7 @@ _call_fp8_fp4_gemm_tt = _overload_fp8_fp4_gemm_tt._op
 
 def fp8_fp4_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="mn", disable_ue8m0_cast=False):
     """fp8_fp4_gemm_nt with A given as [K, M] (SFA transposed with it) and B as [N, K]."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_tt", ("a", "b",), (a, b,))
     try:
         a, sfa = a

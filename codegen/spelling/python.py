@@ -213,7 +213,8 @@ class ShimFunction:
         if packs:
             names = ", ".join(f'"{p.name}"' for p in packs)
             values = ", ".join(p.name for p in packs)
-            out.append(f"    if {' or '.join(f'isinstance({p.name}, _Tensor)' for p in packs)}:")
+            tests = [f"({p.name}.__class__ is not tuple and isinstance({p.name}, _Tensor))" for p in packs]
+            out.append(f"    if {' or '.join(tests)}:")
             out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},))')
             out.append("    try:")
             for p in packs:
