@@ -176,9 +176,15 @@ def transform_sf_into_required_layout(sf, mn, k, recipe, num_groups=None, is_sfa
     recipe = _convert.recipe_2_or_3(recipe, "transform_sf_into_required_layout", "recipe")
     if _compiling():
         return _overload_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
-    if num_groups is None and is_sfa is None and disable_ue8m0_cast is False and psum_layout is None:
-        return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
-    return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
+    if psum_layout is not None:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
+    if disable_ue8m0_cast is not False:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast)
+    if is_sfa is not None:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa)
+    if num_groups is not None:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups)
+    return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
 _export('layout', ['transform_sf_into_required_layout'])
 _register_fake('transform_sf_into_required_layout', 'deep_gemm._fakes.transform_sf_into_required_layout')
 
@@ -216,9 +222,9 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
     """
     if _compiling():
         return _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
-    if psum_layout is None:
-        return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
-    return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
+    if psum_layout is not None:
+        return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
+    return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_packed_ue8m0_tensor'])
 _register_fake('get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
 
@@ -234,9 +240,9 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
     """
     if _compiling():
         return _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
-    if use_psum_layout is False:
-        return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
-    return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
+    if use_psum_layout is not False:
+        return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
+    return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
 _export('layout', ['get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor'])
 _register_fake('get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
 
@@ -269,9 +275,9 @@ def get_theoretical_mk_alignment_for_contiguous_layout(expected_m=None):
     """
     if _compiling():
         return _overload_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
-    if expected_m is None:
-        return _call_get_theoretical_mk_alignment_for_contiguous_layout()
-    return _call_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
+    if expected_m is not None:
+        return _call_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
+    return _call_get_theoretical_mk_alignment_for_contiguous_layout()
 _export('layout', ['get_theoretical_mk_alignment_for_contiguous_layout'])
 
 
@@ -297,9 +303,19 @@ def fp8_fp4_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_nt", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d, c)
+    return _call_fp8_fp4_gemm_nt(a, sfa, b, sfb, d)
 fp8_gemm_nt = fp8_fp4_gemm_nt
 _export('gemm', ['fp8_fp4_gemm_nt', 'fp8_gemm_nt'])
 
@@ -317,9 +333,19 @@ def fp8_fp4_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_nn", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d, c)
+    return _call_fp8_fp4_gemm_nn(a, sfa, b, sfb, d)
 fp8_gemm_nn = fp8_fp4_gemm_nn
 _export('gemm', ['fp8_fp4_gemm_nn', 'fp8_gemm_nn'])
 
@@ -337,9 +363,19 @@ def fp8_fp4_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_tn", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "mn" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "mn":
+        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d, c)
+    return _call_fp8_fp4_gemm_tn(a, sfa, b, sfb, d)
 fp8_gemm_tn = fp8_fp4_gemm_tn
 _export('gemm', ['fp8_fp4_gemm_tn', 'fp8_gemm_tn'])
 
@@ -357,9 +393,19 @@ def fp8_fp4_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_tt", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "mn" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d)
-    return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "mn":
+        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d, c)
+    return _call_fp8_fp4_gemm_tt(a, sfa, b, sfb, d)
 fp8_gemm_tt = fp8_fp4_gemm_tt
 _export('gemm', ['fp8_fp4_gemm_tt', 'fp8_gemm_tt'])
 
@@ -370,9 +416,11 @@ def bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):
     """D = C + A B^T with bf16 A [M, K] and B [N, K] (either major); d is bf16 or float32, row-major [M, N]."""
     if _compiling():
         return _overload_bf16_gemm_nt(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "nk":
-        return _call_bf16_gemm_nt(a, b, d)
-    return _call_bf16_gemm_nt(a, b, d, c, compiled_dims)
+    if compiled_dims != "nk":
+        return _call_bf16_gemm_nt(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_nt(a, b, d, c)
+    return _call_bf16_gemm_nt(a, b, d)
 _export('gemm', ['bf16_gemm_nt'])
 
 _overload_bf16_gemm_nn = _ops.bf16_gemm_nn.default
@@ -382,9 +430,11 @@ def bf16_gemm_nn(a, b, d, c=None, compiled_dims="nk"):
     """bf16_gemm_nt with B given as [K, N]."""
     if _compiling():
         return _overload_bf16_gemm_nn(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "nk":
-        return _call_bf16_gemm_nn(a, b, d)
-    return _call_bf16_gemm_nn(a, b, d, c, compiled_dims)
+    if compiled_dims != "nk":
+        return _call_bf16_gemm_nn(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_nn(a, b, d, c)
+    return _call_bf16_gemm_nn(a, b, d)
 _export('gemm', ['bf16_gemm_nn'])
 
 _overload_bf16_gemm_tn = _ops.bf16_gemm_tn.default
@@ -394,9 +444,11 @@ def bf16_gemm_tn(a, b, d, c=None, compiled_dims="mn"):
     """bf16_gemm_nt with A given as [K, M] and B as [K, N]."""
     if _compiling():
         return _overload_bf16_gemm_tn(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "mn":
-        return _call_bf16_gemm_tn(a, b, d)
-    return _call_bf16_gemm_tn(a, b, d, c, compiled_dims)
+    if compiled_dims != "mn":
+        return _call_bf16_gemm_tn(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_tn(a, b, d, c)
+    return _call_bf16_gemm_tn(a, b, d)
 _export('gemm', ['bf16_gemm_tn'])
 
 _overload_bf16_gemm_tt = _ops.bf16_gemm_tt.default
@@ -406,9 +458,11 @@ def bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
     """bf16_gemm_nt with A given as [K, M] and B as [N, K]."""
     if _compiling():
         return _overload_bf16_gemm_tt(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "mn":
-        return _call_bf16_gemm_tt(a, b, d)
-    return _call_bf16_gemm_tt(a, b, d, c, compiled_dims)
+    if compiled_dims != "mn":
+        return _call_bf16_gemm_tt(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_tt(a, b, d, c)
+    return _call_bf16_gemm_tt(a, b, d)
 _export('gemm', ['bf16_gemm_tt'])
 
 
