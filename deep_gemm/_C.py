@@ -18,7 +18,8 @@ load_extension()
 
 _ops = torch.ops.deep_gemm
 _Tensor = torch.Tensor
-_compiling = torch.compiler.is_compiling
+# Dynamo folds this to True; eager calls go straight to the op (Note [Shim call path] in codegen/spelling/python.py).
+_compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
 __all__: list[str] = []
 FAMILIES: dict[str, list[str]] = {}
@@ -176,9 +177,15 @@ def transform_sf_into_required_layout(sf, mn, k, recipe, num_groups=None, is_sfa
     recipe = _convert.recipe_2_or_3(recipe, "transform_sf_into_required_layout", "recipe")
     if _compiling():
         return _overload_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
-    if num_groups is None and is_sfa is None and disable_ue8m0_cast is False and psum_layout is None:
-        return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
-    return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
+    if psum_layout is not None:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast, psum_layout)
+    if disable_ue8m0_cast is not False:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa, disable_ue8m0_cast)
+    if is_sfa is not None:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups, is_sfa)
+    if num_groups is not None:
+        return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups)
+    return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
 _export('layout', ['transform_sf_into_required_layout'])
 _register_fake('deep_gemm::transform_sf_into_required_layout', 'deep_gemm._fakes.transform_sf_into_required_layout')
 
@@ -216,9 +223,9 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
     """
     if _compiling():
         return _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
-    if psum_layout is None:
-        return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
-    return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
+    if psum_layout is not None:
+        return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
+    return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_packed_ue8m0_tensor'])
 _register_fake('deep_gemm::get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
 
@@ -234,9 +241,9 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
     """
     if _compiling():
         return _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
-    if use_psum_layout is False:
-        return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
-    return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
+    if use_psum_layout is not False:
+        return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
+    return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
 _export('layout', ['get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor'])
 _register_fake('deep_gemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
 
@@ -269,9 +276,9 @@ def get_theoretical_mk_alignment_for_contiguous_layout(expected_m=None):
     """
     if _compiling():
         return _overload_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
-    if expected_m is None:
-        return _call_get_theoretical_mk_alignment_for_contiguous_layout()
-    return _call_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
+    if expected_m is not None:
+        return _call_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
+    return _call_get_theoretical_mk_alignment_for_contiguous_layout()
 _export('layout', ['get_theoretical_mk_alignment_for_contiguous_layout'])
 
 
@@ -288,7 +295,7 @@ def fp8_fp4_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
     ((gran_mn, gran_k) each); by default (1, 128, 128) for float32 SFB and (1, 1, 128) for packed
     SFB. d is bf16 or float32, row-major [M, N]; c (optional, may be d itself) is added.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_nt", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -297,9 +304,19 @@ def fp8_fp4_gemm_nt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_nt", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d)
-    return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d, c)
+    return _call_fp8_fp4_gemm_nt(_a, sfa, _b, sfb, d)
 fp8_gemm_nt = fp8_fp4_gemm_nt
 _export('gemm', ['fp8_fp4_gemm_nt', 'fp8_gemm_nt'])
 
@@ -308,7 +325,7 @@ _call_fp8_fp4_gemm_nn = _overload_fp8_fp4_gemm_nn._op
 
 def fp8_fp4_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk", disable_ue8m0_cast=False):
     """fp8_fp4_gemm_nt with B given as [K, N] and SFB transposed with it."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_nn", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -317,9 +334,19 @@ def fp8_fp4_gemm_nn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_nn", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d)
-    return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d, c)
+    return _call_fp8_fp4_gemm_nn(_a, sfa, _b, sfb, d)
 fp8_gemm_nn = fp8_fp4_gemm_nn
 _export('gemm', ['fp8_fp4_gemm_nn', 'fp8_gemm_nn'])
 
@@ -328,7 +355,7 @@ _call_fp8_fp4_gemm_tn = _overload_fp8_fp4_gemm_tn._op
 
 def fp8_fp4_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="mn", disable_ue8m0_cast=False):
     """fp8_fp4_gemm_nt with A given as [K, M] and B as [K, N], each scale tensor transposed with its data."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_tn", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -337,9 +364,19 @@ def fp8_fp4_gemm_tn(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_tn", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "mn" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d)
-    return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "mn":
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d, c)
+    return _call_fp8_fp4_gemm_tn(_a, sfa, _b, sfb, d)
 fp8_gemm_tn = fp8_fp4_gemm_tn
 _export('gemm', ['fp8_fp4_gemm_tn', 'fp8_gemm_tn'])
 
@@ -348,7 +385,7 @@ _call_fp8_fp4_gemm_tt = _overload_fp8_fp4_gemm_tt._op
 
 def fp8_fp4_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="mn", disable_ue8m0_cast=False):
     """fp8_fp4_gemm_nt with A given as [K, M] (SFA transposed with it) and B as [N, K]."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_fp4_gemm_tt", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -357,9 +394,19 @@ def fp8_fp4_gemm_tt(a, b, d, c=None, recipe=None, recipe_a=None, recipe_b=None, 
         raise _pack_error("fp8_fp4_gemm_tt", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if c is None and recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "mn" and disable_ue8m0_cast is False:
-        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d)
-    return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "mn":
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe, recipe_a)
+    if recipe is not None:
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d, c)
+    return _call_fp8_fp4_gemm_tt(_a, sfa, _b, sfb, d)
 fp8_gemm_tt = fp8_fp4_gemm_tt
 _export('gemm', ['fp8_fp4_gemm_tt', 'fp8_gemm_tt'])
 
@@ -370,9 +417,11 @@ def bf16_gemm_nt(a, b, d, c=None, compiled_dims="nk"):
     """D = C + A B^T with bf16 A [M, K] and B [N, K] (either major); d is bf16 or float32, row-major [M, N]."""
     if _compiling():
         return _overload_bf16_gemm_nt(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "nk":
-        return _call_bf16_gemm_nt(a, b, d)
-    return _call_bf16_gemm_nt(a, b, d, c, compiled_dims)
+    if compiled_dims != "nk":
+        return _call_bf16_gemm_nt(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_nt(a, b, d, c)
+    return _call_bf16_gemm_nt(a, b, d)
 _export('gemm', ['bf16_gemm_nt'])
 
 _overload_bf16_gemm_nn = _ops.bf16_gemm_nn.default
@@ -382,9 +431,11 @@ def bf16_gemm_nn(a, b, d, c=None, compiled_dims="nk"):
     """bf16_gemm_nt with B given as [K, N]."""
     if _compiling():
         return _overload_bf16_gemm_nn(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "nk":
-        return _call_bf16_gemm_nn(a, b, d)
-    return _call_bf16_gemm_nn(a, b, d, c, compiled_dims)
+    if compiled_dims != "nk":
+        return _call_bf16_gemm_nn(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_nn(a, b, d, c)
+    return _call_bf16_gemm_nn(a, b, d)
 _export('gemm', ['bf16_gemm_nn'])
 
 _overload_bf16_gemm_tn = _ops.bf16_gemm_tn.default
@@ -394,9 +445,11 @@ def bf16_gemm_tn(a, b, d, c=None, compiled_dims="mn"):
     """bf16_gemm_nt with A given as [K, M] and B as [K, N]."""
     if _compiling():
         return _overload_bf16_gemm_tn(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "mn":
-        return _call_bf16_gemm_tn(a, b, d)
-    return _call_bf16_gemm_tn(a, b, d, c, compiled_dims)
+    if compiled_dims != "mn":
+        return _call_bf16_gemm_tn(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_tn(a, b, d, c)
+    return _call_bf16_gemm_tn(a, b, d)
 _export('gemm', ['bf16_gemm_tn'])
 
 _overload_bf16_gemm_tt = _ops.bf16_gemm_tt.default
@@ -406,9 +459,11 @@ def bf16_gemm_tt(a, b, d, c=None, compiled_dims="mn"):
     """bf16_gemm_nt with A given as [K, M] and B as [N, K]."""
     if _compiling():
         return _overload_bf16_gemm_tt(a, b, d, c, compiled_dims)
-    if c is None and compiled_dims == "mn":
-        return _call_bf16_gemm_tt(a, b, d)
-    return _call_bf16_gemm_tt(a, b, d, c, compiled_dims)
+    if compiled_dims != "mn":
+        return _call_bf16_gemm_tt(a, b, d, c, compiled_dims)
+    if c is not None:
+        return _call_bf16_gemm_tt(a, b, d, c)
+    return _call_bf16_gemm_tt(a, b, d)
 _export('gemm', ['bf16_gemm_tt'])
 
 _overload_m_grouped_fp8_fp4_gemm_nt_contiguous = _ops.m_grouped_fp8_fp4_gemm_nt_contiguous.default
@@ -424,7 +479,7 @@ def m_grouped_fp8_fp4_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, r
     ensure_zero_padding zeroes the D rows [end[g], align(end[g], a)). expected_m_for_psum_layout
     (a hint) is only allowed with use_psum_layout.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_contiguous", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -433,9 +488,23 @@ def m_grouped_fp8_fp4_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, r
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
-    if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False and use_psum_layout is False and ensure_zero_padding is True and expected_m_for_psum_layout is None:
-        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout)
-    return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+    if expected_m_for_psum_layout is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+    if ensure_zero_padding is not True:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+    if use_psum_layout is not False:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout)
+    if disable_ue8m0_cast is not False:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a)
+    if recipe is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe)
+    return _call_m_grouped_fp8_fp4_gemm_nt_contiguous(_a, sfa, _b, sfb, d, grouped_layout)
 m_grouped_fp8_gemm_nt_contiguous = m_grouped_fp8_fp4_gemm_nt_contiguous
 _export('gemm', ['m_grouped_fp8_fp4_gemm_nt_contiguous', 'm_grouped_fp8_gemm_nt_contiguous'])
 
@@ -444,7 +513,7 @@ _call_m_grouped_fp8_fp4_gemm_nn_contiguous = _overload_m_grouped_fp8_fp4_gemm_nn
 
 def m_grouped_fp8_fp4_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, recipe_a=None, recipe_b=None, compiled_dims="nk", disable_ue8m0_cast=False, use_psum_layout=False, ensure_zero_padding=True):
     """m_grouped_fp8_fp4_gemm_nt_contiguous with B given as [G, K, N] and SFB transposed with it."""
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nn_contiguous", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -453,9 +522,21 @@ def m_grouped_fp8_fp4_gemm_nn_contiguous(a, b, d, grouped_layout, recipe=None, r
         raise _pack_error("m_grouped_fp8_fp4_gemm_nn_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
-    if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False and use_psum_layout is False and ensure_zero_padding is True:
-        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout)
-    return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+    if ensure_zero_padding is not True:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout, ensure_zero_padding)
+    if use_psum_layout is not False:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast, use_psum_layout)
+    if disable_ue8m0_cast is not False:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe, recipe_a)
+    if recipe is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout, recipe)
+    return _call_m_grouped_fp8_fp4_gemm_nn_contiguous(_a, sfa, _b, sfb, d, grouped_layout)
 m_grouped_fp8_gemm_nn_contiguous = m_grouped_fp8_fp4_gemm_nn_contiguous
 _export('gemm', ['m_grouped_fp8_fp4_gemm_nn_contiguous', 'm_grouped_fp8_gemm_nn_contiguous'])
 
@@ -467,7 +548,7 @@ def m_grouped_fp8_fp4_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None,
     [G, max_m, N]; operands and recipes as in fp8_fp4_gemm_nt. masked_m is int32 [G]: rows
     r >= masked_m[g] of D[g] are not written. expected_m (> 0) is only a performance hint.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_masked", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -476,9 +557,17 @@ def m_grouped_fp8_fp4_gemm_nt_masked(a, b, d, masked_m, expected_m, recipe=None,
         raise _pack_error("m_grouped_fp8_fp4_gemm_nt_masked", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
-    if recipe is None and recipe_a is None and recipe_b is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m)
-    return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b, compiled_dims)
+    if recipe_b is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a, recipe_b)
+    if recipe_a is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe, recipe_a)
+    if recipe is not None:
+        return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m, recipe)
+    return _call_m_grouped_fp8_fp4_gemm_nt_masked(_a, sfa, _b, sfb, d, masked_m, expected_m)
 m_grouped_fp8_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
 fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
 _export('gemm', ['m_grouped_fp8_fp4_gemm_nt_masked', 'm_grouped_fp8_gemm_nt_masked', 'fp8_m_grouped_gemm_nt_masked'])
@@ -498,7 +587,7 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     starts at the aligned end of group g-1, sizes need not be aligned), and ks_cpu may be None or
     [], in which case the sizes are read from grouped_layout on the host.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("k_grouped_fp8_gemm_tn_contiguous", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -507,9 +596,15 @@ def k_grouped_fp8_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
         raise _pack_error("k_grouped_fp8_gemm_tn_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
-    if c is None and recipe == (1, 1, 128) and compiled_dims == "mn" and use_psum_layout is False:
-        return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout)
-    return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+    if use_psum_layout is not False:
+        return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+    if compiled_dims != "mn":
+        return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims)
+    if recipe != (1, 1, 128):
+        return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe)
+    if c is not None:
+        return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c)
+    return _call_k_grouped_fp8_gemm_tn_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout)
 _export('gemm', ['k_grouped_fp8_gemm_tn_contiguous'])
 
 _overload_k_grouped_fp8_gemm_nt_contiguous = _ops.k_grouped_fp8_gemm_nt_contiguous.default
@@ -521,7 +616,7 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
     ceil(k_g/128)] and sfb [N, ...] float32. recipe must be (1, 1, 128), ks_cpu must be given and
     use_psum_layout must be False.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("k_grouped_fp8_gemm_nt_contiguous", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -530,9 +625,15 @@ def k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, re
         raise _pack_error("k_grouped_fp8_gemm_nt_contiguous", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
-    if c is None and recipe == (1, 1, 128) and compiled_dims == "mn" and use_psum_layout is False:
-        return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout)
-    return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+    if use_psum_layout is not False:
+        return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims, use_psum_layout)
+    if compiled_dims != "mn":
+        return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe, compiled_dims)
+    if recipe != (1, 1, 128):
+        return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c, recipe)
+    if c is not None:
+        return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout, c)
+    return _call_k_grouped_fp8_gemm_nt_contiguous(_a, sfa, _b, sfb, d, ks_cpu, grouped_layout)
 _export('gemm', ['k_grouped_fp8_gemm_nt_contiguous'])
 
 _overload_m_grouped_bf16_gemm_nt_contiguous = _ops.m_grouped_bf16_gemm_nt_contiguous.default
@@ -544,9 +645,15 @@ def m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims="nk
     """
     if _compiling():
         return _overload_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
-    if compiled_dims == "nk" and use_psum_layout is False and ensure_zero_padding is True and expected_m_for_psum_layout is None:
-        return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout)
-    return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+    if expected_m_for_psum_layout is not None:
+        return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding, expected_m_for_psum_layout)
+    if ensure_zero_padding is not True:
+        return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding)
+    if use_psum_layout is not False:
+        return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout)
+    if compiled_dims != "nk":
+        return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout, compiled_dims)
+    return _call_m_grouped_bf16_gemm_nt_contiguous(a, b, d, grouped_layout)
 _export('gemm', ['m_grouped_bf16_gemm_nt_contiguous'])
 
 _overload_m_grouped_bf16_gemm_nn_contiguous = _ops.m_grouped_bf16_gemm_nn_contiguous.default
@@ -556,9 +663,13 @@ def m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims="nk
     """m_grouped_bf16_gemm_nt_contiguous with B given as [G, K, N]."""
     if _compiling():
         return _overload_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding)
-    if compiled_dims == "nk" and use_psum_layout is False and ensure_zero_padding is True:
-        return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout)
-    return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding)
+    if ensure_zero_padding is not True:
+        return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout, ensure_zero_padding)
+    if use_psum_layout is not False:
+        return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims, use_psum_layout)
+    if compiled_dims != "nk":
+        return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout, compiled_dims)
+    return _call_m_grouped_bf16_gemm_nn_contiguous(a, b, d, grouped_layout)
 _export('gemm', ['m_grouped_bf16_gemm_nn_contiguous'])
 
 _overload_m_grouped_bf16_gemm_nt_masked = _ops.m_grouped_bf16_gemm_nt_masked.default
@@ -570,9 +681,9 @@ def m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims="
     """
     if _compiling():
         return _overload_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims)
-    if compiled_dims == "nk":
-        return _call_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m)
-    return _call_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims)
+    if compiled_dims != "nk":
+        return _call_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m, compiled_dims)
+    return _call_m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, expected_m)
 bf16_m_grouped_gemm_nt_masked = m_grouped_bf16_gemm_nt_masked
 _export('gemm', ['m_grouped_bf16_gemm_nt_masked', 'bf16_m_grouped_gemm_nt_masked'])
 
@@ -586,9 +697,13 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
     """
     if _compiling():
         return _overload_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c, compiled_dims, use_psum_layout)
-    if c is None and compiled_dims == "mn" and use_psum_layout is False:
-        return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout)
-    return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c, compiled_dims, use_psum_layout)
+    if use_psum_layout is not False:
+        return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c, compiled_dims, use_psum_layout)
+    if compiled_dims != "mn":
+        return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c, compiled_dims)
+    if c is not None:
+        return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c)
+    return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout)
 _export('gemm', ['k_grouped_bf16_gemm_tn_contiguous'])
 
 if _GUARD_CUDA:
@@ -602,9 +717,9 @@ if _GUARD_CUDA:
         """
         if _compiling():
             return _overload_cublaslt_gemm_nt(a, b, d, c)
-        if c is None:
-            return _call_cublaslt_gemm_nt(a, b, d)
-        return _call_cublaslt_gemm_nt(a, b, d, c)
+        if c is not None:
+            return _call_cublaslt_gemm_nt(a, b, d, c)
+        return _call_cublaslt_gemm_nt(a, b, d)
     _export('gemm', ['cublaslt_gemm_nt'])
 
 if _GUARD_CUDA:
@@ -615,9 +730,9 @@ if _GUARD_CUDA:
         """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
         if _compiling():
             return _overload_cublaslt_gemm_nn(a, b, d, c)
-        if c is None:
-            return _call_cublaslt_gemm_nn(a, b, d)
-        return _call_cublaslt_gemm_nn(a, b, d, c)
+        if c is not None:
+            return _call_cublaslt_gemm_nn(a, b, d, c)
+        return _call_cublaslt_gemm_nn(a, b, d)
     _export('gemm', ['cublaslt_gemm_nn'])
 
 if _GUARD_CUDA:
@@ -628,9 +743,9 @@ if _GUARD_CUDA:
         """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
         if _compiling():
             return _overload_cublaslt_gemm_tn(a, b, d, c)
-        if c is None:
-            return _call_cublaslt_gemm_tn(a, b, d)
-        return _call_cublaslt_gemm_tn(a, b, d, c)
+        if c is not None:
+            return _call_cublaslt_gemm_tn(a, b, d, c)
+        return _call_cublaslt_gemm_tn(a, b, d)
     _export('gemm', ['cublaslt_gemm_tn'])
 
 if _GUARD_CUDA:
@@ -641,9 +756,9 @@ if _GUARD_CUDA:
         """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
         if _compiling():
             return _overload_cublaslt_gemm_tt(a, b, d, c)
-        if c is None:
-            return _call_cublaslt_gemm_tt(a, b, d)
-        return _call_cublaslt_gemm_tt(a, b, d, c)
+        if c is not None:
+            return _call_cublaslt_gemm_tt(a, b, d, c)
+        return _call_cublaslt_gemm_tt(a, b, d)
     _export('gemm', ['cublaslt_gemm_tt'])
 
 
@@ -664,9 +779,11 @@ def einsum(expr, a, b, d, c=None, use_cublaslt=False):
     """
     if _compiling():
         return _overload_einsum(expr, a, b, d, c, use_cublaslt)
-    if c is None and use_cublaslt is False:
-        return _call_einsum(expr, a, b, d)
-    return _call_einsum(expr, a, b, d, c, use_cublaslt)
+    if use_cublaslt is not False:
+        return _call_einsum(expr, a, b, d, c, use_cublaslt)
+    if c is not None:
+        return _call_einsum(expr, a, b, d, c)
+    return _call_einsum(expr, a, b, d)
 _export('einsum', ['einsum'])
 
 _overload_fp8_einsum = _ops.fp8_einsum.default
@@ -684,7 +801,7 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
     d float32 [h, d, r], and c is required: d itself (accumulate in place) or another float32 tensor.
     FP8 data and d need stride(-1) == 1; their other strides are free (B may be a strided slice).
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_einsum", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -693,9 +810,11 @@ def fp8_einsum(expr, a, b, d, c=None, recipe=(1, 128, 128)):
         raise _pack_error("fp8_einsum", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_einsum(expr, _a, sfa, _b, sfb, d, c, recipe)
-    if c is None and recipe == (1, 128, 128):
-        return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d)
-    return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d, c, recipe)
+    if recipe != (1, 128, 128):
+        return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d, c, recipe)
+    if c is not None:
+        return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d, c)
+    return _call_fp8_einsum(expr, _a, sfa, _b, sfb, d)
 _export('einsum', ['fp8_einsum'])
 
 
@@ -712,7 +831,7 @@ def fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="
     mid columns, which are left untouched. A and B are FP8 e4m3, K-major; the recipe (default
     (1, 128, 128) for float32 SFB, (1, 1, 128) for packed SFB) must have K granularity 128.
     """
-    if isinstance(a, _Tensor) or isinstance(b, _Tensor):
+    if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):
         raise _pack_error("fp8_gemm_nt_skip_head_mid", ("a", "b",), (a, b,))
     try:
         _a, sfa = a
@@ -721,9 +840,13 @@ def fp8_gemm_nt_skip_head_mid(a, b, d, head_splits, recipe=None, compiled_dims="
         raise _pack_error("fp8_gemm_nt_skip_head_mid", ("a", "b",), (a, b,)) from None
     if _compiling():
         return _overload_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe, compiled_dims, disable_ue8m0_cast)
-    if recipe is None and compiled_dims == "nk" and disable_ue8m0_cast is False:
-        return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits)
-    return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe, compiled_dims, disable_ue8m0_cast)
+    if disable_ue8m0_cast is not False:
+        return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe, compiled_dims, disable_ue8m0_cast)
+    if compiled_dims != "nk":
+        return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe, compiled_dims)
+    if recipe is not None:
+        return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits, recipe)
+    return _call_fp8_gemm_nt_skip_head_mid(_a, sfa, _b, sfb, d, head_splits)
 _export('attention', ['fp8_gemm_nt_skip_head_mid'])
 
 _overload_fp8_fp4_mqa_logits = _ops.fp8_fp4_mqa_logits.default
@@ -744,7 +867,7 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
     key ks[i] + t, row stride align(align(max_seqlen_k, 256), E). Entries outside [ks, ke) are
     unspecified upstream unless clean_logits; this implementation always writes -inf there.
     """
-    if isinstance(q, _Tensor) or isinstance(kv, _Tensor):
+    if (q.__class__ is not tuple and isinstance(q, _Tensor)) or (kv.__class__ is not tuple and isinstance(kv, _Tensor)):
         raise _pack_error("fp8_fp4_mqa_logits", ("q", "kv",), (q, kv,))
     try:
         _q, q_sf = q
@@ -753,9 +876,13 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
         raise _pack_error("fp8_fp4_mqa_logits", ("q", "kv",), (q, kv,)) from None
     if _compiling():
         return _overload_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k, logits_dtype)
-    if clean_logits is True and max_seqlen_k == 0 and logits_dtype == torch.float32:
-        return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
-    return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k, logits_dtype)
+    if logits_dtype is not torch.float32:
+        return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k, logits_dtype)
+    if max_seqlen_k.__class__ is not int or max_seqlen_k != 0:
+        return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
+    if clean_logits is not True:
+        return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits)
+    return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
 _export('attention', ['fp8_fp4_mqa_logits'])
 _register_fake('deep_gemm::fp8_fp4_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_mqa_logits')
 
@@ -764,7 +891,7 @@ _call_fp8_mqa_logits = _overload_fp8_mqa_logits._op
 
 def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits=True, max_seqlen_k=0):
     """Legacy form of fp8_fp4_mqa_logits for a plain FP8 q [S, H, D] (no q scale) and float32 logits."""
-    if isinstance(kv, _Tensor):
+    if (kv.__class__ is not tuple and isinstance(kv, _Tensor)):
         raise _pack_error("fp8_mqa_logits", ("kv",), (kv,))
     try:
         _kv, kv_sf = kv
@@ -772,9 +899,11 @@ def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_l
         raise _pack_error("fp8_mqa_logits", ("kv",), (kv,)) from None
     if _compiling():
         return _overload_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
-    if clean_logits is True and max_seqlen_k == 0:
-        return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
-    return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
+    if max_seqlen_k.__class__ is not int or max_seqlen_k != 0:
+        return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits, max_seqlen_k)
+    if clean_logits is not True:
+        return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits)
+    return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
 _export('attention', ['fp8_mqa_logits'])
 _register_fake('deep_gemm::fp8_mqa_logits', 'deep_gemm._fakes_attention.fp8_mqa_logits')
 
@@ -795,9 +924,9 @@ def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None)
     """
     if _compiling():
         return _overload_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
-    if indices is None:
-        return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
-    return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
+    if indices is not None:
+        return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
+    return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
 _export('attention', ['get_paged_mqa_logits_metadata'])
 _register_fake('deep_gemm::get_paged_mqa_logits_metadata', 'deep_gemm._fakes_attention.get_paged_mqa_logits_metadata')
 
@@ -824,7 +953,7 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
     max_blocks * block_kv, or an indices entry outside the table's rows gives NaN (never a fault).
     clean_logits=True is not supported (RuntimeError), as upstream.
     """
-    if isinstance(q, _Tensor):
+    if (q.__class__ is not tuple and isinstance(q, _Tensor)):
         raise _pack_error("fp8_fp4_paged_mqa_logits", ("q",), (q,))
     try:
         _q, q_sf = q
@@ -832,9 +961,13 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
         raise _pack_error("fp8_fp4_paged_mqa_logits", ("q",), (q,)) from None
     if _compiling():
         return _overload_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype, indices)
-    if clean_logits is False and logits_dtype == torch.float32 and indices is None:
-        return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
-    return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype, indices)
+    if indices is not None:
+        return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype, indices)
+    if logits_dtype is not torch.float32:
+        return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, logits_dtype)
+    if clean_logits is not False:
+        return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)
+    return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
 _export('attention', ['fp8_fp4_paged_mqa_logits'])
 _register_fake('deep_gemm::fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_paged_mqa_logits')
 
@@ -845,9 +978,11 @@ def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedu
     """Legacy form of fp8_fp4_paged_mqa_logits for a plain FP8 q [B, next_n, H, D] and float32 logits."""
     if _compiling():
         return _overload_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, indices)
-    if clean_logits is False and indices is None:
-        return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
-    return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, indices)
+    if indices is not None:
+        return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits, indices)
+    if clean_logits is not False:
+        return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)
+    return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
 _export('attention', ['fp8_paged_mqa_logits'])
 _register_fake('deep_gemm::fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa_logits')
 
@@ -867,9 +1002,9 @@ def tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits=None):
     """
     if _compiling():
         return _overload_tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits)
-    if num_splits is None:
-        return _call_tf32_hc_prenorm_gemm(a, b, d, sqr_sum)
-    return _call_tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits)
+    if num_splits is not None:
+        return _call_tf32_hc_prenorm_gemm(a, b, d, sqr_sum, num_splits)
+    return _call_tf32_hc_prenorm_gemm(a, b, d, sqr_sum)
 _export('hyperconnection', ['tf32_hc_prenorm_gemm'])
 
 
@@ -905,9 +1040,9 @@ def get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per
     """
     if _compiling():
         return _overload_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation, num_shared_experts)
-    if num_shared_experts == 0:
-        return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation)
-    return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation, num_shared_experts)
+    if num_shared_experts.__class__ is not int or num_shared_experts != 0:
+        return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation, num_shared_experts)
+    return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation)
 _present(['get_symm_buffer_size_for_mega_moe'])
 
 _overload__get_symm_buffer_views_for_mega_moe = _ops._get_symm_buffer_views_for_mega_moe.default
@@ -949,7 +1084,7 @@ def fp8_fp4_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l1_wei
     deep_gemm.mega wrapper does dispatch and combine with the process group.
     Shared experts and the 'situ' activation are not supported.
     """
-    if isinstance(l1_weights, _Tensor) or isinstance(l2_weights, _Tensor):
+    if (l1_weights.__class__ is not tuple and isinstance(l1_weights, _Tensor)) or (l2_weights.__class__ is not tuple and isinstance(l2_weights, _Tensor)):
         raise _pack_error("fp8_fp4_mega_moe", ("l1_weights", "l2_weights",), (l1_weights, l2_weights,))
     try:
         _l1_weights, l1_weights_sf = l1_weights
@@ -958,9 +1093,11 @@ def fp8_fp4_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l1_wei
         raise _pack_error("fp8_fp4_mega_moe", ("l1_weights", "l2_weights",), (l1_weights, l2_weights,)) from None
     if _compiling():
         return _overload_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math, situ_beta, situ_linear_beta)
-    if situ_beta is None and situ_linear_beta is None:
-        return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math)
-    return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math, situ_beta, situ_linear_beta)
+    if situ_linear_beta is not None:
+        return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math, situ_beta, situ_linear_beta)
+    if situ_beta is not None:
+        return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math, situ_beta)
+    return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math)
 _present(['fp8_fp4_mega_moe'])
 
 _overload_bf16_mega_moe = _ops.bf16_mega_moe.default
