@@ -21,7 +21,7 @@ from manifest import OPS
 from operands import fp8_per_block, fp8_per_token
 
 # A valid value for parameters with a Python converter (the converter runs first).
-CONVERTED = {"int_or_pair": (3, [3]), "recipe_2_or_3": ((1, 128), [1, 128])}
+CONVERTED = {"int_or_pair": (3, [3]), "recipe_2_or_3": ((1, 128), (1, 128))}  # a plain int tuple passes through
 
 
 class Recorder:
