@@ -23,11 +23,12 @@
 
 namespace deep_gemm::layout {
 
-inline int get_tma_aligned_size(int x, int element_size) {
+// int64 arithmetic: x may be as large as INT_MAX, whose aligned size does not fit an int.
+inline int64_t get_tma_aligned_size(int x, int element_size) {
   DG_CHECK_ARG(element_size > 0 && 16 % element_size == 0, "element_size",
                "must be a positive divisor of 16 (bytes per element), got ", element_size);
   DG_CHECK_ARG(x >= 0, "x", "must be non-negative, got ", x);
-  return align(x, 16 / element_size);
+  return align<int64_t>(x, 16 / element_size);
 }
 
 namespace detail {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "utils/error.hpp"
@@ -101,8 +102,13 @@ inline std::vector<int64_t> get_block_size_multiple_of() {
 }
 
 inline void init(const std::string& library_root_path, const std::string& cuda_home_path_by_python) {
-  DG_CHECK_ARG(std::filesystem::is_directory(library_root_path), "library_root_path",
-               "must be an existing directory, got '", library_root_path, "'");
+  // The error_code overload: the throwing one raises std::filesystem_error (a name too long, a NUL
+  // byte), which would reach Python without the op's name.
+  std::error_code error;
+  const bool is_directory = std::filesystem::is_directory(library_root_path, error);
+  DG_CHECK_ARG(is_directory && !error, "library_root_path", "must be an existing directory, got '",
+               library_root_path.size() > 256 ? library_root_path.substr(0, 256) + "..." : library_root_path, "'",
+               error ? " (" + error.message() + ")" : std::string());
   std::lock_guard<std::mutex> lock(settings().paths_mutex);
   settings().library_root_path = library_root_path;
   settings().cuda_home_path = cuda_home_path_by_python;

@@ -17,6 +17,7 @@ inline void check(const at::Tensor& d, const std::optional<at::Tensor>& c, at::I
   checks::dtype(d, "d", dtypes);
   checks::shape(d, "d", shape);
   checks::row_major(d, "d");
+  checks::no_internal_overlap(d, "d");
   if (!c.has_value()) return;
   checks::same_device(*c, "c", d, "d");
   checks::dtype(*c, "c", {d.scalar_type()});

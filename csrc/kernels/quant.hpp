@@ -50,6 +50,11 @@ inline at::Tensor unpack_fp4(const at::Tensor& x) {
 // Operand data (FP8 e4m3 or packed FP4) as float32 in its logical shape.
 inline at::Tensor data_to_float(const at::Tensor& x) { return is_fp4(x) ? unpack_fp4(x) : x.to(at::kFloat); }
 
+// A contiguous tensor with the canonical strides, which a view as a dtype of another size needs:
+// contiguous() keeps any stride on a size-1 dim ([8, 1] with strides (1, 8) counts as contiguous),
+// and view(dtype) then rejects stride(-1) != 1.
+inline at::Tensor dense(const at::Tensor& t) { return t.contiguous().reshape({-1}).view(t.sizes()); }
+
 // float32 powers of two -> their exponent bytes (bits 23..30).
 inline at::Tensor exponent_bytes(const at::Tensor& sf) {
   return at::bitwise_and(at::bitwise_right_shift(sf.contiguous().view(at::kInt), 23), 0xFF);
@@ -59,8 +64,7 @@ inline at::Tensor exponent_bytes(const at::Tensor& sf) {
 inline at::Tensor unpack_ue8m0(const at::Tensor& packed) {
   auto sizes = packed.sizes().vec();
   sizes.back() *= 4;
-  // view(-1) first: a "contiguous" tensor may still carry a non-unit stride on a size-1 dim.
-  const auto bytes = packed.contiguous().view(-1).view(at::kByte).to(at::kInt).reshape(sizes);
+  const auto bytes = dense(packed).view(at::kByte).to(at::kInt).reshape(sizes);
   return at::bitwise_left_shift(bytes, 23).view(at::kFloat);
 }
 
@@ -69,13 +73,17 @@ inline at::Tensor unpack_ue8m0(const at::Tensor& packed) {
 inline at::Tensor pack_ue8m0_last_dim(const at::Tensor& sf) {
   const int64_t r = sf.size(-1);
   const int64_t words = ceil_div<int64_t>(r, 4);
+  if (words == 0) {
+    // No K groups: nothing to pack (and a [.., 0] byte tensor cannot be viewed as int32).
+    return at::zeros(sf.sizes(), sf.options().dtype(at::kInt));
+  }
   auto bytes = exponent_bytes(sf).to(at::kByte);
   if (words * 4 != r) {
     std::vector<int64_t> pad_sizes = bytes.sizes().vec();
     pad_sizes.back() = words * 4 - r;
     bytes = at::cat({bytes, at::zeros(pad_sizes, bytes.options())}, -1);
   }
-  return bytes.contiguous().view(at::kInt);
+  return dense(bytes).view(at::kInt);
 }
 
 // Scale factors [ceil(mn/g_mn), ceil(k/g_k)] (float32) or packed UE8M0 int32

@@ -2,6 +2,7 @@
 // Tensor checks shared by every family; each names the offending argument.
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <initializer_list>
 #include <sstream>
@@ -21,7 +22,14 @@ inline std::string dtype_list(std::initializer_list<at::ScalarType> dtypes) {
   return out.str();
 }
 
+// The dispatcher hands None through as an undefined tensor, even for a non-optional
+// `Tensor` argument; every helper below that reads a tensor checks this first.
+inline void defined(const at::Tensor& t, const char* arg) {
+  DG_CHECK_ARG(t.defined(), arg, "must be a Tensor, got None");
+}
+
 inline void dtype(const at::Tensor& t, const char* arg, std::initializer_list<at::ScalarType> allowed) {
+  defined(t, arg);
   for (const auto dt : allowed) {
     if (t.scalar_type() == dt) return;
   }
@@ -29,15 +37,19 @@ inline void dtype(const at::Tensor& t, const char* arg, std::initializer_list<at
 }
 
 inline void dim(const at::Tensor& t, const char* arg, int64_t expected) {
+  defined(t, arg);
   DG_CHECK_ARG(t.dim() == expected, arg, "must be ", expected, "-D, got ", t.dim(), "-D with shape ", t.sizes());
 }
 
 inline void shape(const at::Tensor& t, const char* arg, at::IntArrayRef expected) {
+  defined(t, arg);
   DG_CHECK_ARG(t.sizes() == expected, arg, "must have shape ", expected, ", got ", t.sizes());
 }
 
 // Every tensor of one call lives on the same device as `ref`.
 inline void same_device(const at::Tensor& t, const char* arg, const at::Tensor& ref, const char* ref_arg) {
+  defined(t, arg);
+  defined(ref, ref_arg);
   DG_CHECK_ARG(t.device() == ref.device(), arg, "is on ", t.device(), " but '", ref_arg, "' is on ", ref.device(),
                "; expected one device for all tensors");
 }
@@ -57,6 +69,14 @@ inline void major(const at::Tensor& t, const char* arg) {
 inline void row_major(const at::Tensor& t, const char* arg) {
   DG_CHECK_ARG(t.numel() == 0 || t.size(-1) <= 1 || t.stride(-1) == 1, arg,
                "must be row-major (stride(-1) == 1), got strides ", t.strides());
+}
+
+// An output whose elements share memory (a stride of 0, overlapping strides) cannot be written
+// element by element; ATen would reject the write only after the op's checks.
+inline void no_internal_overlap(const at::Tensor& t, const char* arg) {
+  DG_CHECK_ARG(at::has_internal_overlap(t) != at::MemOverlap::Yes, arg,
+               "has elements that share memory (strides ", t.strides(), " for shape ", t.sizes(),
+               "); expected an output whose elements are distinct");
 }
 
 inline void non_negative(int64_t v, const char* arg) {

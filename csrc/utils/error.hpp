@@ -6,6 +6,7 @@
 // Python exception reads  "<op>: argument '<arg>' <message>".  Implementations
 // never learn how they were registered: they only read the current op name.
 
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <c10/util/Exception.h>
 
 #include <string>
@@ -14,7 +15,19 @@ namespace deep_gemm {
 
 inline thread_local const char* current_op_name = nullptr;
 
-// Names the op running on this thread for the lifetime of the scope.
+// The lifetime of one op call, opened first thing by every generated wrapper:
+// it names the op running on this thread (for errors), and it runs the
+// implementation below autograd.
+//
+// Note [Kernels run below autograd]
+// No op registers an autograd kernel (none is differentiable), so the
+// dispatcher reaches the CPU/CUDA kernel through autograd's fallback, which
+// does not exclude the autograd keys.  Without the guard, the ATen calls inside
+// an implementation would record history: a returned tensor would come back
+// with requires_grad=True and a grad_fn made of the kernel's internals (a
+// silently made-up gradient), and `d.copy_(...)` into an output would fail on a
+// leaf that requires grad.  In-place writes still bump version counters (the
+// ADInplaceOrView key stays on).  See tests/test_opcheck.py.
 class OpScope {
  public:
   explicit OpScope(const char* name) : previous_(current_op_name) { current_op_name = name; }
@@ -24,6 +37,7 @@ class OpScope {
 
  private:
   const char* previous_;
+  at::AutoDispatchBelowAutograd below_autograd_;
 };
 
 inline std::string op_prefix() {

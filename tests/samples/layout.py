@@ -35,6 +35,9 @@ def _packed(device: torch.device) -> list[Sample]:
         Sample("2d", (_pow2(33, 7, device=device),)),
         Sample("3d", (_pow2(2, 16, 8, device=device),)),
         Sample("psum", (_pow2(384, 4, device=device), psum)),
+        Sample("m1", (_pow2(1, 5, device=device),)),
+        Sample("empty", (_pow2(0, 3, device=device),)),
+        Sample("no_k_groups", (_pow2(2, 6, 0, device=device),)),
     ]
 
 
@@ -67,6 +70,10 @@ def _transform(device: torch.device) -> list[Sample]:
         # The CPU packs these to UE8M0 (SM100 rules); an SM90 GPU keeps them float32.
         Sample("sfa_pack", (_pow2(65, 3, device=device), 65, 300, [1, 128], None, None, False), portable=False),
         Sample("sfb_block_pack", (_pow2(2, 3, device=device), 200, 300, [128, 128], None, None, False), portable=False),
+        Sample("sfa_m1_keep", (torch.rand(1, 2, device=device), 1, 256, [1, 128], None, None, True)),
+        Sample(
+            "sfb_empty_pack", (_pow2(0, 3, device=device), 0, 300, [1, 128, 128], None, False, False), portable=False
+        ),
     ]
     if not _sm90(device):  # K granularity 32 exists only with UE8M0 scales (not on SM90)
         out.append(Sample("grouped_gran32", (_pow2(2, 40, 4, device=device), 40, 128, [1, 32], 2, None, False)))

@@ -38,4 +38,6 @@ def _set_block(device: torch.device) -> list[Sample]:
 def _init(device: torch.device) -> list[Sample]:
     import deep_gemm
 
-    return [Sample("package", (os.path.dirname(deep_gemm.__file__), ""))]
+    # The values deep_gemm's own import passes (init has no getter to restore a different call from).
+    root, cuda_home = os.path.dirname(os.path.abspath(deep_gemm.__file__)), deep_gemm._cuda_home()
+    return [Sample("package", (root, cuda_home)), Sample("trailing_slash", (os.path.join(root, ""), cuda_home))]
