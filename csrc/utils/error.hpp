@@ -40,9 +40,7 @@ class OpScope {
   at::AutoDispatchBelowAutograd below_autograd_;
 };
 
-inline std::string op_prefix() {
-  return std::string(current_op_name ? current_op_name : "deep_gemm") + ": ";
-}
+inline std::string op_prefix() { return std::string(current_op_name ? current_op_name : "deep_gemm") + ": "; }
 
 // Bad value, shape, dtype, device or layout of one argument -> Python ValueError.
 [[noreturn]] inline void fail_argument(const char* arg, const std::string& what) {
@@ -58,16 +56,16 @@ inline std::string op_prefix() {
 
 }  // namespace deep_gemm
 
-#define DG_CHECK_ARG(cond, arg, ...)                                       \
-  do {                                                                     \
-    if (C10_UNLIKELY(!(cond))) {                                           \
-      ::deep_gemm::fail_argument((arg), ::c10::str(__VA_ARGS__));          \
-    }                                                                      \
+#define DG_CHECK_ARG(cond, arg, ...)                              \
+  do {                                                            \
+    if (C10_UNLIKELY(!(cond))) {                                  \
+      ::deep_gemm::fail_argument((arg), ::c10::str(__VA_ARGS__)); \
+    }                                                             \
   } while (0)
 
-#define DG_CHECK_SUPPORTED(cond, ...)                                      \
-  do {                                                                     \
-    if (C10_UNLIKELY(!(cond))) {                                           \
-      ::deep_gemm::fail_unsupported(::c10::str(__VA_ARGS__));              \
-    }                                                                      \
+#define DG_CHECK_SUPPORTED(cond, ...)                         \
+  do {                                                        \
+    if (C10_UNLIKELY(!(cond))) {                              \
+      ::deep_gemm::fail_unsupported(::c10::str(__VA_ARGS__)); \
+    }                                                         \
   } while (0)
