@@ -373,6 +373,13 @@ def get_token_alignment_for_mega_moe() -> int:
     values {8, 16, 32, 64, 96, 128, 192}.
     """
 
+def get_ring_limit_for_mega_moe(num_max_tokens_per_rank: int, num_experts_per_rank: int, num_topk: int, num_ranks: int, /) -> tuple[int, int]:
+    """(min, max) ring sizes in tokens for a configuration: min = tokens * ranks (one expert per wave),
+    max = min(tokens * ranks * experts_per_rank, align(tokens * ranks * topk + experts_per_rank * 383, 384)).
+    num_max_tokens_per_rank must be a multiple of 384. This build's SymmBuffer sizes its receive
+    region for the worst case instead of a ring, so the limits only inform callers that size rings.
+    """
+
 def get_symm_buffer_size_for_mega_moe(num_ranks: int, num_experts: int, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, mma_type: str, activation: str, num_shared_experts: int = 0) -> tuple[int, list[int]]:
     """Size the symmetric buffer of one rank: returns (num_bytes, layout_info).
     layout_info is 23 ints: num_bytes; the byte offsets of x, x_sf, topk_idx, topk_weights,

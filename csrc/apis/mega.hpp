@@ -41,6 +41,21 @@ namespace deep_gemm::mega {
 
 inline int get_token_alignment_for_mega_moe() { return kTokenAlignment; }
 
+// The range of ring sizes (in tokens) that serves a configuration: at least every rank's tokens
+// for one expert per wave, at most all routed tokens plus a partial block per local expert.
+inline std::tuple<int64_t, int64_t> get_ring_limit_for_mega_moe(int num_max_tokens_per_rank, int num_experts_per_rank,
+                                                                int num_topk, int num_ranks) {
+  DG_CHECK_ARG(num_max_tokens_per_rank > 0 && num_max_tokens_per_rank % kTokenAlignment == 0, "num_max_tokens_per_rank",
+               "must be a positive multiple of ", kTokenAlignment, ", got ", num_max_tokens_per_rank);
+  DG_CHECK_ARG(num_experts_per_rank > 0, "num_experts_per_rank", "must be positive, got ", num_experts_per_rank);
+  DG_CHECK_ARG(num_topk > 0, "num_topk", "must be positive, got ", num_topk);
+  DG_CHECK_ARG(num_ranks > 0, "num_ranks", "must be positive, got ", num_ranks);
+  const int64_t tokens = static_cast<int64_t>(num_max_tokens_per_rank) * num_ranks;
+  const int64_t most = align<int64_t>(
+      tokens * num_topk + static_cast<int64_t>(num_experts_per_rank) * (kTokenAlignment - 1), kTokenAlignment);
+  return {tokens, std::min<int64_t>(tokens * num_experts_per_rank, most)};
+}
+
 inline std::tuple<int64_t, std::vector<int64_t>> get_symm_buffer_size_for_mega_moe(
     int num_ranks, int num_experts, int num_max_tokens_per_rank, int num_topk, int hidden, int intermediate_hidden,
     const std::string& mma_type, const std::string& activation, int num_shared_experts) {
