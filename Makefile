@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD_ENV := CC=gcc CXX=g++ MAX_JOBS=$(shell nproc)
 
-.PHONY: help setup regenerate check build lint typecheck test test-only bench demo clean
+.PHONY: help setup regenerate check verify build lint typecheck test test-only bench demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ regenerate: setup ## regenerate every file made from ops.yaml
 check: setup ## drift check: generated files must match ops.yaml
 	$(PY) -m codegen check
 
+verify: setup ## check every op's C++ implementation against its schema (libclang)
+	$(PY) -m codegen verify
+
 build: setup ## build deep_gemm/_C_extension.abi3.so in place (CPU, or CUDA when torch has it)
 	$(PY) -m codegen check --quiet
 	$(BUILD_ENV) $(PY) setup.py -q build_ext --inplace
@@ -39,7 +42,7 @@ typecheck: setup ## mypy --strict on the generator
 test-only: ## run pytest on what is already built
 	$(PY) -m pytest -q
 
-test: check build ## what CI runs: drift check, build, lint, types, then the tests
+test: check verify build ## what CI runs: drift check, build, lint, types, then the tests
 	$(MAKE) --no-print-directory lint typecheck
 	$(PY) -m pytest -q
 
@@ -49,7 +52,7 @@ bench: build ## benchmark tables (host overhead, tooling)
 
 demo: build ## regenerate, build, import and call a few ops
 	$(PY) -m codegen regenerate
-	$(PY) examples/demo.py
+	PYTHONPATH=$(CURDIR) $(PY) examples/demo.py
 
 clean: ## remove build outputs
 	rm -rf build deep_gemm/_C_extension*.so

@@ -628,9 +628,11 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
 def _parse_writes(node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc) -> tuple[str, ...] | None:
     listed = r.strings(node, "field 'writes'")
     names: list[str] = []
+    undecided: set[str] = set()
     ok = True
     for name, loc in listed:
         if name.startswith(UNDECIDED):
+            undecided.add(name[len(UNDECIDED) :])
             r.error(
                 loc,
                 f"'writes' still holds the undecided marker '{name}'; expected a person to decide whether '{name[1:]}' is written, then list it or drop it",
@@ -656,7 +658,7 @@ def _parse_writes(node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc) -
             ok = False
         names.append(name)
     for arg in schema.args:
-        if arg.is_write and arg.name not in names:
+        if arg.is_write and arg.name not in names and arg.name not in undecided:
             r.error(
                 node.loc if node else op_loc,
                 f"the schema marks '{arg.name}' written ('!'), but 'writes' does not list it; expected 'writes' to list every written tensor",

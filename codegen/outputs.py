@@ -93,7 +93,7 @@ def _shim(manifest: Manifest) -> dict[str, object]:
             export = f"_export({fam.name!r}, {names!r})" if op.python.export else f"_present({names!r})"
             body.append(export)
             if op.fake is not None and op.fake.kind == "function":
-                body.append(f"_register_fake({op.name!r}, {op.fake.function!r})")
+                body.append(f"_register_fake({manifest.library + '::' + op.name!r}, {op.fake.function!r})")
             if op.guard:
                 blocks.append([f"if _GUARD_{op.guard.upper()}:", *_indent(body, True)])
             else:

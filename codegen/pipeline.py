@@ -29,9 +29,9 @@ def load_manifest(path: Path, display: str | None = None, cache_root: Path | Non
     if manifest is not None:
         for op in manifest.ops:
             params(op, diags)
-    parser.save()
     if diags or manifest is None:
-        raise ManifestError(diags)
+        raise ManifestError(diags)  # nothing is written, not even the schema cache
+    parser.save()
     return manifest
 
 

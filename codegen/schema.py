@@ -36,7 +36,8 @@ SCALAR_TYPE_NAMES = {
     7: "float64",
     11: "bool",
     15: "bfloat16",
-    23: "float8_e4m3fn",
+    23: "float8_e5m2",
+    24: "float8_e4m3fn",
 }
 
 
@@ -126,7 +127,10 @@ def _parse_with_torch(text: str) -> dict[str, object]:
         parsed = torch._C.parse_schema(text)
     except RuntimeError as exc:
         lines = [ln for ln in str(exc).strip().splitlines() if ln.strip()]
-        return {"error": lines[0] if lines else "torch could not parse the schema"}
+        first = lines[0] if lines else "torch could not parse the schema"
+        # torch words some schema rules as internal asserts; keep only the rule itself.
+        first = first.split("please report a bug to PyTorch. ", 1)[-1]
+        return {"error": first}
     args = []
     for a in parsed.arguments:
         alias = a.alias_info

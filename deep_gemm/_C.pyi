@@ -35,6 +35,33 @@ __all__ = [
     'bf16_gemm_nn',
     'bf16_gemm_tn',
     'bf16_gemm_tt',
+    'm_grouped_fp8_fp4_gemm_nt_contiguous',
+    'm_grouped_fp8_gemm_nt_contiguous',
+    'm_grouped_fp8_fp4_gemm_nn_contiguous',
+    'm_grouped_fp8_gemm_nn_contiguous',
+    'm_grouped_fp8_fp4_gemm_nt_masked',
+    'm_grouped_fp8_gemm_nt_masked',
+    'fp8_m_grouped_gemm_nt_masked',
+    'k_grouped_fp8_gemm_tn_contiguous',
+    'k_grouped_fp8_gemm_nt_contiguous',
+    'm_grouped_bf16_gemm_nt_contiguous',
+    'm_grouped_bf16_gemm_nn_contiguous',
+    'm_grouped_bf16_gemm_nt_masked',
+    'bf16_m_grouped_gemm_nt_masked',
+    'k_grouped_bf16_gemm_tn_contiguous',
+    'cublaslt_gemm_nt',
+    'cublaslt_gemm_nn',
+    'cublaslt_gemm_tn',
+    'cublaslt_gemm_tt',
+    'einsum',
+    'fp8_einsum',
+    'fp8_gemm_nt_skip_head_mid',
+    'fp8_fp4_mqa_logits',
+    'fp8_mqa_logits',
+    'get_paged_mqa_logits_metadata',
+    'fp8_fp4_paged_mqa_logits',
+    'fp8_paged_mqa_logits',
+    'tf32_hc_prenorm_gemm',
 ]
 
 FAMILIES: dict[str, list[str]]
@@ -158,3 +185,245 @@ def bf16_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, compi
 
 def bf16_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, compiled_dims: str = "mn") -> None:
     """bf16_gemm_nt with A given as [K, M] and B as [N, K]."""
+
+def m_grouped_fp8_fp4_gemm_nt_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, grouped_layout: Tensor, recipe: tuple[int, int, int] | None = None, recipe_a: tuple[int, int] | None = None, recipe_b: tuple[int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False, use_psum_layout: bool = False, ensure_zero_padding: bool = True, expected_m_for_psum_layout: int | None = None) -> None:
+    """M-grouped D = (A * SFA)(B[g] * SFB[g])^T with A [M, K] holding the rows of every group and
+    B [G, N, K] (scales per group, [G, ...]); operands and recipes as in fp8_fp4_gemm_nt; d is
+    bf16 [M, N]. grouped_layout is int32: without use_psum_layout, [M] group ids per row, where
+    an id outside [0, G) (-1 by convention) marks a padding row that is left untouched. With
+    use_psum_layout, [G] cumulative end rows: group g covers [align(end[g-1], a), end[g]),
+    a = get_mk_alignment_for_contiguous_layout(); rows outside every group are not read, and
+    ensure_zero_padding zeroes the D rows [end[g], align(end[g], a)). expected_m_for_psum_layout
+    (a hint) is only allowed with use_psum_layout.
+    """
+m_grouped_fp8_gemm_nt_contiguous = m_grouped_fp8_fp4_gemm_nt_contiguous
+
+def m_grouped_fp8_fp4_gemm_nn_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, grouped_layout: Tensor, recipe: tuple[int, int, int] | None = None, recipe_a: tuple[int, int] | None = None, recipe_b: tuple[int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False, use_psum_layout: bool = False, ensure_zero_padding: bool = True) -> None:
+    """m_grouped_fp8_fp4_gemm_nt_contiguous with B given as [G, K, N] and SFB transposed with it."""
+m_grouped_fp8_gemm_nn_contiguous = m_grouped_fp8_fp4_gemm_nn_contiguous
+
+def m_grouped_fp8_fp4_gemm_nt_masked(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, masked_m: Tensor, expected_m: int, recipe: tuple[int, int, int] | None = None, recipe_a: tuple[int, int] | None = None, recipe_b: tuple[int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False) -> None:
+    """Batched D[g] = (A[g] * SFA[g])(B[g] * SFB[g])^T with A [G, max_m, K], B [G, N, K] and d bf16
+    [G, max_m, N]; operands and recipes as in fp8_fp4_gemm_nt. masked_m is int32 [G]: rows
+    r >= masked_m[g] of D[g] are not written. expected_m (> 0) is only a performance hint.
+    """
+m_grouped_fp8_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
+fp8_m_grouped_gemm_nt_masked = m_grouped_fp8_fp4_gemm_nt_masked
+
+def k_grouped_fp8_gemm_tn_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, ks_cpu: Sequence[int] | None, grouped_layout: Tensor, c: Tensor | None = None, recipe: tuple[int, int, int] = (1, 1, 128), compiled_dims: str = "mn", use_psum_layout: bool = False) -> None:
+    """K-grouped (weight-gradient) D[g] = C[g] + (A_g * SFA_g)^T (B_g * SFB_g), with A [sum K, M] and
+    B [sum K, N] FP8 e4m3 holding the K slices of the groups one after another, and d, c float32
+    [G, M, N]; c is required (pass d itself to accumulate in place). Scales are per channel over
+    gran_k rows of each group: float32 [sum ceil(k_g/gran_k), M] or packed UE8M0 int32
+    [sum ceil(k_g/(4*gran_k)), M]. recipe is (1, 1, 32 or 128). ks_cpu lists the K sizes (each a
+    multiple of get_mk_alignment_for_contiguous_layout(), 0 allowed: D[g] = C[g]); grouped_layout
+    is int32 [G], equal to ks_cpu (checked when it is on the CPU; sizes always come from ks_cpu
+    when given). With use_psum_layout it holds end offsets instead (group g
+    starts at the aligned end of group g-1, sizes need not be aligned), and ks_cpu may be None or
+    [], in which case the sizes are read from grouped_layout on the host.
+    """
+
+def k_grouped_fp8_gemm_nt_contiguous(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, ks_cpu: Sequence[int] | None, grouped_layout: Tensor, c: Tensor | None = None, recipe: tuple[int, int, int] = (1, 1, 128), compiled_dims: str = "mn", use_psum_layout: bool = False) -> None:
+    """k_grouped_fp8_gemm_tn_contiguous with K-major groups: a (and b) is 1-D, group g's block being
+    A_g as [M, k_g] row-major, the blocks one after another (sum K * M elements); sfa [M, sum
+    ceil(k_g/128)] and sfb [N, ...] float32. recipe must be (1, 1, 128), ks_cpu must be given and
+    use_psum_layout must be False.
+    """
+
+def m_grouped_bf16_gemm_nt_contiguous(a: Tensor, b: Tensor, d: Tensor, grouped_layout: Tensor, compiled_dims: str = "nk", use_psum_layout: bool = False, ensure_zero_padding: bool = True, expected_m_for_psum_layout: int | None = None) -> None:
+    """BF16 m_grouped_fp8_fp4_gemm_nt_contiguous: D = A B[g]^T with bf16 A [M, K], B [G, N, K] and
+    d bf16 [M, N]; grouped_layout, use_psum_layout and ensure_zero_padding as there.
+    """
+
+def m_grouped_bf16_gemm_nn_contiguous(a: Tensor, b: Tensor, d: Tensor, grouped_layout: Tensor, compiled_dims: str = "nk", use_psum_layout: bool = False, ensure_zero_padding: bool = True) -> None:
+    """m_grouped_bf16_gemm_nt_contiguous with B given as [G, K, N]."""
+
+def m_grouped_bf16_gemm_nt_masked(a: Tensor, b: Tensor, d: Tensor, masked_m: Tensor, expected_m: int, compiled_dims: str = "nk") -> None:
+    """BF16 m_grouped_fp8_fp4_gemm_nt_masked: D[g] = A[g] B[g]^T with bf16 A [G, max_m, K],
+    B [G, N, K] and d bf16 [G, max_m, N]; rows r >= masked_m[g] are not written.
+    """
+bf16_m_grouped_gemm_nt_masked = m_grouped_bf16_gemm_nt_masked
+
+def k_grouped_bf16_gemm_tn_contiguous(a: Tensor, b: Tensor, d: Tensor, ks_cpu: Sequence[int] | None, grouped_layout: Tensor, c: Tensor | None = None, compiled_dims: str = "mn", use_psum_layout: bool = False) -> None:
+    """BF16 k_grouped_fp8_gemm_tn_contiguous: D[g] = C[g] + A_g^T B_g with bf16 A [sum K, M] and
+    B [sum K, N], d and c float32 [G, M, N] (c required); ks_cpu, grouped_layout and
+    use_psum_layout as there.
+    """
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+    CUDA builds only.
+    """
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
+
+# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
+def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
+
+def einsum(expr: str, a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, use_cublaslt: bool = False) -> None:
+    """One of three fixed contractions of bf16 operands, accumulated in float32 (expr is matched exactly):
+    'bmk,bnk->mn': D[m, n] = C[m, n] + sum over b, k of A[b, m, k] * B[b, n, k], with A, B and D
+    contiguous. A float32 d accumulates: c is required, d itself (accumulate in place) or another
+    float32 [m, n] tensor. A bf16 d is overwritten: c must be None. use_cublaslt must be False.
+    'bhr,hdr->bhd': D[b, h, d] = sum over r of A[b, h, r] * B[h, d, r].
+    'bhd,hdr->bhr': D[b, h, r] = sum over d of A[b, h, d] * B[h, d, r].
+    In these two, A, B and D are bf16 with stride(-1) == 1 and free other strides (B may be a strided
+    slice), c must be None, and use_cublaslt only selects the GPU backend (same result).
+    """
+
+def fp8_einsum(expr: str, a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, c: Tensor | None = None, recipe: tuple[int, int, int] = (1, 128, 128)) -> None:
+    """Block-scaled FP8 e4m3 contractions with float32 scales; recipe is (gran_m_a, gran_n_b, gran_k).
+    'bhr,hdr->bhd': D[b, h, d] = sum over r of (A * SFA)[b, h, r] * (B * SFB)[h, d, r], with
+    A [b, h, r], SFA [b, h, ceil(r/gran_k)], B [h, d, r], SFB [h, ceil(d/gran_n), ceil(r/gran_k)].
+    'bhd,hdr->bhr': D[b, h, r] = sum over d of (A * SFA)[b, h, d] * (B * SFB)[h, d, r], with
+    A [b, h, d], SFA [b, h, ceil(d/gran_k)], B [h, d, r], SFB [h, ceil(d/gran_k), ceil(r/gran_n)].
+    For both, recipe is (1, 128, 128) or (1, 1, 128), d is bf16 and c must be None.
+    'bhd,bhr->hdr': D[h, d, r] = C + sum over b of (A * SFA)[b, h, d] * (B * SFB)[b, h, r], scales
+    per channel over b: SFA [ceil(b/128), h, d], SFB [ceil(b/128), h, r]; recipe must be (1, 1, 128),
+    d float32 [h, d, r], and c is required: d itself (accumulate in place) or another float32 tensor.
+    FP8 data and d need stride(-1) == 1; their other strides are free (B may be a strided slice).
+    """
+
+def fp8_gemm_nt_skip_head_mid(a: tuple[Tensor, Tensor], b: tuple[Tensor, Tensor], d: Tensor, head_splits: tuple[int, int, int], recipe: tuple[int, int, int] | None = None, compiled_dims: str = "nk", disable_ue8m0_cast: bool = False) -> None:
+    """fp8_gemm_nt whose output skips the middle of every head. head_splits is (left, mid, right);
+    B [N, K] holds H heads of left + right rows (N = H * (left + right)) and d is bf16, row-major
+    [M, H * (left + mid + right)]. For each head h the product's columns [h*(left+right), +left)
+    go to d's columns [h*(left+mid+right), +left) and the next right columns go after a gap of
+    mid columns, which are left untouched. A and B are FP8 e4m3, K-major; the recipe (default
+    (1, 128, 128) for float32 SFB, (1, 1, 128) for packed SFB) must have K granularity 128.
+    """
+
+def fp8_fp4_mqa_logits(q: tuple[Tensor, Tensor | None], kv: tuple[Tensor, Tensor], weights: Tensor, cu_seq_len_k_start: Tensor, cu_seq_len_k_end: Tensor, clean_logits: bool = True, max_seqlen_k: int = 0, logits_dtype: torch.dtype = ...) -> Tensor:
+    """The "lightning indexer" logits of a prefill: for query i and key j with ks[i] <= j < ke[i],
+    logits[i, j] = sum_h weights[i, h] * relu(sum_d q[i, h, d] * kv[j, d]), on dequantized values.
+    q is (FP8 e4m3 [S, H, D], None) or (FP4 int8 [S, H, D/2], packed UE8M0 int32 [S, H]); kv is
+    (FP8 [Skv, D], float32 per-token scales [Skv]) or (FP4 [Skv, D/2], packed UE8M0 int32 [Skv]);
+    FP4 scales have granularity 32 along D (byte g of a word scales elements [32g, 32g+32)).
+    q and kv are both FP8 or both FP4; H is 8, 16, 32 or 64; D is 32, 64 or 128 (64 or 128 for
+    FP4). weights is [S, H] float32 (bfloat16 only with bfloat16 logits) with stride(1) == 1;
+    ks / ke (cu_seq_len_k_start / _end) are int32 [S]. logits_dtype is float32 or bfloat16.
+    max_seqlen_k == 0: returns [S, Skv], a view of an [align(S, 128/H), align(Skv + 256, E)]
+    allocation, E = 1024 bytes / element size, so the row stride is a multiple of 1024 bytes.
+    max_seqlen_k > 0 (needs clean_logits=False): returns [S, max_seqlen_k] with column t holding
+    key ks[i] + t, row stride align(align(max_seqlen_k, 256), E). Entries outside [ks, ke) are
+    unspecified upstream unless clean_logits; this implementation always writes -inf there.
+    """
+
+def fp8_mqa_logits(q: Tensor, kv: tuple[Tensor, Tensor], weights: Tensor, cu_seq_len_k_start: Tensor, cu_seq_len_k_end: Tensor, clean_logits: bool = True, max_seqlen_k: int = 0) -> Tensor:
+    """Legacy form of fp8_fp4_mqa_logits for a plain FP8 q [S, H, D] (no q scale) and float32 logits."""
+
+def get_paged_mqa_logits_metadata(context_lens: Tensor, block_kv: int, num_sms: int, indices: Tensor | None = None) -> Tensor:
+    """The work schedule of fp8_fp4_paged_mqa_logits: int32 [num_sms + 1, 2] on context_lens' device.
+    context_lens is int32 [B, next_n]; query group b (row b: its next_n queries share one KV
+    sequence) needs n_b = ceil(max(0, max_t context_lens[b, t]) / block_kv) KV blocks. The
+    T = sum_b n_b (b, block) items, in order b-major then block, are cut into num_sms contiguous
+    runs; unit s starts at item p_s = s * (T // num_sms) + min(s, T % num_sms), so every unit gets
+    T // num_sms or one more block. Row s is (b, k): item p_s is block k of group b, where b is
+    the first group whose blocks end after p_s (empty groups are skipped); row num_sms is (B, 0).
+    Unit s works from row s up to (not including) row s + 1. block_kv is 32 or 64 and
+    num_sms >= 1. indices (int32 [B], the varlen form) requires next_n == 1 and does not change the
+    schedule. Computed with tensor ops on the device (no host synchronisation).
+    """
+
+def fp8_fp4_paged_mqa_logits(q: tuple[Tensor, Tensor | None], kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, logits_dtype: torch.dtype = ..., indices: Tensor | None = None) -> Tensor:
+    """The indexer logits of a decode step over a paged KV cache. q is (FP8 [B, next_n, H, D], None)
+    or (FP4 int8 [B, next_n, H, D/2], packed UE8M0 int32 [B, next_n, H]), H and D as for
+    fp8_fp4_mqa_logits. kv_cache is uint8
+    [num_blocks, block_kv, 1, D + 4] (FP8) or [num_blocks, block_kv, 1, D/2 + 4] (FP4) with
+    stride(1) = size(3), stride(3) = 1 and stride(0) % 4 == 0; the stride(0) bytes of a block hold
+    block_kv tokens' values (token-major) followed by block_kv 4-byte scales (float32 for FP8,
+    packed UE8M0 int32 with granularity 32 along D for FP4). block_kv is 32 or 64. weights is
+    [B * next_n, H] (float32; bfloat16 only with bfloat16 logits), context_lens int32 [B, next_n],
+    block_table int32 [B, max_blocks] (stride(1) == 1) and schedule_meta the int32
+    [get_num_sms() + 1, 2] result of get_paged_mqa_logits_metadata. With indices (int32 [B],
+    next_n == 1) query b reads the sequence block_table[indices[b]]. Row r = b * next_n + t of the
+    result, column j < context_lens[b, t], is sum_h weights[r, h] * relu(q[b, t, h] . kv_j), kv_j
+    being token j % block_kv of block block_table[seq, j // block_kv]. Returns
+    [B * next_n, max_context_len], a view with row stride align(align(max_context_len, 256), E),
+    E = 1024 bytes / element size. Columns at or past the context length are -inf here
+    (unspecified upstream). A needed block-table entry outside [0, num_blocks), a column past
+    max_blocks * block_kv, or an indices entry outside the table's rows gives NaN (never a fault).
+    clean_logits=True is not supported (RuntimeError), as upstream.
+    """
+
+def fp8_paged_mqa_logits(q: Tensor, kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, indices: Tensor | None = None) -> Tensor:
+    """Legacy form of fp8_fp4_paged_mqa_logits for a plain FP8 q [B, next_n, H, D] and float32 logits."""
+
+def tf32_hc_prenorm_gemm(a: Tensor, b: Tensor, d: Tensor, sqr_sum: Tensor, num_splits: int | None = None) -> None:
+    """D = float32(A) B^T and sqr_sum[m] = sum over k of float32(A[m, k])^2, with A bf16 [M, K] and
+    B float32 [N, K] (both stride(-1) == 1), N > 0 and K > 0; d and sqr_sum are contiguous float32.
+    Without num_splits: d [M, N], sqr_sum [M]. With num_splits = S >= 1: split-K partials,
+    d [S, M, N] and sqr_sum [S, M]; split s covers k in [s * c, min((s + 1) * c, K)) with
+    c = ceil(K / S) (a split starting at or past K is empty and gives zeros), so summing over
+    dim 0 gives the unsplit result. M == 0 is a no-op.
+    """
+
+def get_token_alignment_for_mega_moe() -> int:
+    """The multiple every num_max_tokens_per_rank must be: 384, the LCM of the candidate BLOCK_M
+    values {8, 16, 32, 64, 96, 128, 192}.
+    """
+
+def get_symm_buffer_size_for_mega_moe(num_ranks: int, num_experts: int, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, mma_type: str, activation: str, num_shared_experts: int = 0) -> tuple[int, list[int]]:
+    """Size the symmetric buffer of one rank: returns (num_bytes, layout_info).
+    layout_info is 23 ints: num_bytes; the byte offsets of x, x_sf, topk_idx, topk_weights,
+    shared_l1_sf, shared_l2_token, shared_l2_sf, l1 token, l1 sf, l2 token, l2 sf; then mma kind
+    (0 fp8xfp4, 1 bf16xbf16), with_sf, sf_gran_k, num_max_tokens_per_rank, num_topk, hidden,
+    intermediate_hidden, num_shared_experts, shared_intermediate_hidden, num_ring_tokens,
+    num_sf_ring_tokens. num_experts must be divisible by num_ranks, num_max_tokens_per_rank a
+    positive multiple of 384, 1 <= num_topk <= num_experts, mma_type 'fp8xfp4' (then hidden and
+    intermediate_hidden are multiples of 128) or 'bf16xbf16' (intermediate_hidden a multiple of 8),
+    activation 'swiglu'. Upstream returned a closure that sliced the buffer; a schema returns data
+    only, and deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts the views
+    in Python (see _get_symm_buffer_views_for_mega_moe for why).
+    """
+
+def _get_symm_buffer_views_for_mega_moe(mma_type: str, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, num_shared_experts: int, num_ring_tokens: int) -> list[int]:
+    """Describe every region of the symmetric buffer whose layout_info carries this configuration
+    (its fields 12..22): num_bytes, then 16 regions of 10 ints each (byte offset, bytes reserved,
+    element type 0 none / 1 float8_e4m3fn / 2 bfloat16 / 3 int32 / 4 int64 / 5 float32, ndim,
+    3 sizes, 3 strides in elements), in buffer order: workspace, x, x_sf, topk_idx, topk_weights,
+    shared_l1_sf, shared_l2_token, shared_l2_sf, l1_token, l1_sf, l2_token, l2_sf, recv_info,
+    recv_weights, l2_out, combine. Returning data, not views, is deliberate: an op returning
+    Tensor(a) aliases of its input cannot be functionalized (opcheck and torch.compile reject it),
+    and int[] arguments arrive as 32-bit ints while real offsets pass 2 GiB, so deep_gemm.mega
+    cuts the views itself with torch view ops from this description.
+    """
+
+def fp8_fp4_mega_moe(y: Tensor, l1_weights: tuple[Tensor, Tensor], l2_weights: tuple[Tensor, Tensor], shared_l1_weights: Tensor | None, shared_l1_weights_sf: Tensor | None, shared_l2_weights: Tensor | None, shared_l2_weights_sf: Tensor | None, cumulative_local_expert_recv_stats: Tensor | None, sym_buffer: Tensor, sym_buffer_ptrs: Sequence[int], rank_idx: int, num_max_tokens_per_rank: int, num_experts: int, num_topk: int, recipe: tuple[int, int, int], activation: str, activation_clamp: float | None, fast_math: bool, situ_beta: float | None = None, situ_linear_beta: float | None = None) -> None:
+    """Mega MoE with FP8 tokens and FP4 experts, one rank's part (call it through
+    deep_gemm.mega.fp8_fp4_mega_moe). The caller stages x [T, H] FP8 e4m3, x_sf [T, H/128] packed
+    UE8M0 (gran 32), topk_idx [T, K] int64 (-1 = unused slot, distinct experts per token) and
+    topk_weights [T, K] float32 in sym_buffer, T = y.size(0) <= num_max_tokens_per_rank. Weights of
+    the E/R local experts, after transform_weights_for_mega_moe: l1 [E_l, 2I, H/2] FP4 + sf
+    [E_l, 2I, H/128], l2 [E_l, H, I/2] + sf [E_l, H, I/128]; recipe (1, 1, 32), activation 'swiglu',
+    activation_clamp >= 0 or None. Each used slot's token runs L1, SwiGLU (up clamped to [-c, c],
+    gate to <= c, times its top-k weight), FP8 requantisation with per-32 UE8M0 scales, and L2;
+    y (bf16) gets the sum over the token's slots, and cumulative_local_expert_recv_stats (int32
+    [E_l]) the rows each local expert received. sym_buffer_ptrs has one entry per rank (values
+    unused: there is no symmetric memory on the CPU). With one rank the op does everything. With
+    more, a TORCH_LIBRARY op cannot run collectives: the op runs only the local experts, on the
+    rows the caller dispatched into sym_buffer's receive region, and leaves y alone; the
+    deep_gemm.mega wrapper does dispatch and combine with the process group.
+    Shared experts and the 'situ' activation are not supported.
+    """
+
+def bf16_mega_moe(y: Tensor, l1_weights: Tensor, l2_weights: Tensor, shared_l1_weights: Tensor | None, shared_l2_weights: Tensor | None, cumulative_local_expert_recv_stats: Tensor | None, sym_buffer: Tensor, sym_buffer_ptrs: Sequence[int], rank_idx: int, num_max_tokens_per_rank: int, num_experts: int, num_topk: int, activation: str, activation_clamp: float | None, fast_math: bool) -> None:
+    """fp8_fp4_mega_moe with bf16 tokens and weights (l1 [E_l, 2I, H] gate/up interleaved, l2
+    [E_l, H, I]); the SwiGLU output is rounded to bf16 instead of requantised.
+    """
+
+def _sum_combined_for_mega_moe(y: Tensor, combine: Tensor, topk_idx: Tensor) -> None:
+    """The last step of a multi-rank Mega MoE call: y[t] = sum over the slots k with
+    topk_idx[t, k] >= 0, in slot order, of combine[k, t] (float32 from zero, rounded once to
+    bf16). combine is the buffer's [K, T_max, H] bf16 region, topk_idx its staged [T_max, K];
+    the one-rank path of the fused ops ends with the same summation.
+    """

@@ -32,19 +32,20 @@ def pack_error(op: str, names: Sequence[str], values: Sequence[object]) -> TypeE
     return TypeError(f"{op}: arguments {', '.join(names)} must be (tensor, scale) pairs")
 
 
-def guard_enabled(guard: str, ops: Sequence[str]) -> bool:
+def guard_enabled(library: str, guard: str, ops: Sequence[str]) -> bool:
     """Whether this build registered the ops under ``guard``: all of them, or none.
 
     A build with only part of a guard's ops is broken, and importing it fails.
     """
-    present = [name for name in ops if hasattr(torch.ops.deep_gemm, name)]
+    namespace = getattr(torch.ops, library)
+    present = [name for name in ops if hasattr(namespace, name)]
     if present and len(present) != len(ops):
         missing = sorted(set(ops) - set(present))
-        raise ImportError(f"deep_gemm: guard '{guard}' is half-built: {', '.join(missing)} missing from the extension")
+        raise ImportError(f"{library}: guard '{guard}' is half-built: {', '.join(missing)} missing from the extension")
     return bool(present)
 
 
-def register_fake(op: str, dotted: str) -> None:
-    """Register the Python fake kernel ``dotted`` (module.attr) for ``deep_gemm::op``."""
+def register_fake(qualified_op: str, dotted: str) -> None:
+    """Register the Python fake kernel ``dotted`` (module.attr) for ``library::op``."""
     module, _, attr = dotted.rpartition(".")
-    torch.library.register_fake(f"deep_gemm::{op}", getattr(importlib.import_module(module), attr))
+    torch.library.register_fake(qualified_op, getattr(importlib.import_module(module), attr))

@@ -39,14 +39,16 @@ def legacy_call(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
     bound.update(kwargs)
     out_args: list[Any] = []
     out_kwargs: dict[str, Any] = {}
+    gap = False  # once a parameter is left out, later ones must go by keyword
     for p in params(op):
         members = [m.name for m in p.members]
         if not all(m in bound for m in members):
+            gap = True
             continue
         value = tuple(bound[m] for m in members) if p.is_pack else bound[members[0]]
         if p.converter in _LEGACY_FORM:
             value = _LEGACY_FORM[p.converter](value)
-        if p.kind == "kwonly":
+        if p.kind == "kwonly" or (gap and p.kind == "pos"):
             out_kwargs[p.name] = value
         else:
             out_args.append(value)

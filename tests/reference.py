@@ -20,7 +20,7 @@ def fp4_to_f64(packed: torch.Tensor) -> torch.Tensor:
     """int8 [..., w] holding two e2m1 codes per byte (low nibble = even index) -> float64 [..., 2w]."""
     raw = packed.view(torch.uint8).to(torch.int64)
     codes = torch.stack((raw & 0xF, raw >> 4), dim=-1).reshape(*raw.shape[:-1], -1)
-    magnitude = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], dtype=F64)
+    magnitude = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0], dtype=F64, device=packed.device)
     values = magnitude[codes & 7]
     return torch.where((codes & 8) != 0, -values, values)
 
@@ -36,7 +36,8 @@ def data_to_f64(x: torch.Tensor) -> torch.Tensor:
 
 def ue8m0_to_f64(packed: torch.Tensor) -> torch.Tensor:
     """int32 words of 4 exponent bytes (byte 0 first) -> float64 2^(e - 127), last dim x4."""
-    raw = packed.contiguous().view(torch.uint8).to(F64)
+    shape = (*packed.shape[:-1], packed.shape[-1] * 4)
+    raw = packed.contiguous().view(-1).view(torch.uint8).view(shape).to(F64)
     return torch.pow(2.0, raw - 127)
 
 

@@ -4,10 +4,24 @@ Note [Shim call path]
 ~~~~~~~~~~~~~~~~~~~~~
 Each shim function binds its ``OpOverload`` once at import.  In eager mode it
 calls the overload's ``_op`` (the C++ callable behind ``OpOverload.__call__``,
-one Python frame cheaper); while Dynamo traces (``torch.compiler.is_compiling``)
-it calls the ``OpOverload`` itself, which Dynamo understands.  Trailing
-arguments still at their schema default are not forwarded: the dispatcher
-fills them in from the schema faster than Python can pass them.
+one Python frame cheaper); while Dynamo traces it calls the ``OpOverload``
+itself, which Dynamo understands and ``_op`` is not.  The test is
+``torch.compiler.is_dynamo_compiling`` (Dynamo folds it to True; in eager it is
+one frame, against two for ``is_compiling``).  Outside Dynamo both branches
+make the very same call, so other tracers (make_fx, non-strict export) see the
+op either way.
+
+Trailing arguments still at their schema default are not forwarded: the
+dispatcher fills them in from the schema faster than Python can pass them.
+The shim tests the trailing parameters from the last one backwards and passes
+everything up to the last one that differs from its default (a flat run of
+``if``s, one per parameter, so the all-default call pays exactly one cheap test
+per trailing parameter and any other call forwards no more than it must).
+
+A ``(tensor, scale)`` pack must not be a Tensor (a two-row tensor unpacks
+silently).  ``isinstance(x, Tensor)`` costs about 70 ns through Tensor's
+metaclass, so it runs only when ``x`` is not a plain tuple, the usual case.
+Every figure is in docs/performance.md.
 """
 
 from __future__ import annotations
@@ -78,9 +92,14 @@ class PyParam:
         simple = not self.default.startswith("torch.")
         return f"{text} = {self.default if simple else '...'}"
 
+    def unpack_targets(self) -> list[str]:
+        """Local names a pack is unpacked into.  The first member gets a private name so the
+        parameter itself still holds the caller's value if a later unpack fails."""
+        return [f"_{self.members[0].name}", *(m.name for m in self.members[1:])]
+
     def call(self) -> list[str]:
         """Expressions passed to the op for this parameter, in schema order."""
-        return [m.name for m in self.members]
+        return self.unpack_targets() if self.is_pack else [self.members[0].name]
 
 
 def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
@@ -177,33 +196,41 @@ class ShimFunction:
         ]
 
     @staticmethod
-    def at_default(p: PyParam) -> str:
-        """A cheap test that parameter ``p`` still holds its default."""
+    def differs(p: PyParam) -> str:
+        """A cheap test that parameter ``p`` no longer holds its (schema) default.
+
+        It may say "differs" for a value equal to the default (the value is then
+        forwarded, which is always correct), never the reverse: ``1.0`` or
+        ``True`` for an ``int`` default of 1 is forwarded, for the dispatcher to
+        judge.
+        """
         assert p.default is not None
-        if p.default in ("None", "True", "False"):
-            return f"{p.name} is {p.default}"
-        return f"{p.name} == {p.default}"
+        value = p.members[0].default
+        if value is None or isinstance(value, bool) or p.default.startswith("torch."):
+            return f"{p.name} is not {p.default}"  # singletons: None, True, False, dtypes
+        if isinstance(value, (int, float)):
+            return f"{p.name}.__class__ is not {type(value).__name__} or {p.name} != {p.default}"
+        return f"{p.name} != {p.default}"
 
-    def calls(self, ps: list[PyParam]) -> tuple[str, str | None, str]:
-        """(full argument list, guard for the short call or None, short argument list).
+    def calls(self, ps: list[PyParam]) -> tuple[str, list[tuple[str, str]], str]:
+        """(full argument list, [(test, argument list)] from the last parameter back, shortest argument list).
 
-        The short call leaves out the trailing parameters whose Python default is
-        the schema default, when the caller left them at it (Note [Shim call path]).
+        When a test holds, the call forwards its argument list, which ends at the
+        parameter tested; when none holds, the shortest list, which leaves out
+        every trailing parameter whose Python default is the schema default
+        (Note [Shim call path]).
         """
 
         def spell(chosen: list[PyParam]) -> str:
             pos = [e for p in chosen if p.kind != "kwonly" for e in p.call()]
-            kw = [f"{e}={e}" for p in chosen if p.kind == "kwonly" for e in p.call()]
+            kw = [f"{m.name}={e}" for p in chosen if p.kind == "kwonly" for m, e in zip(p.members, p.call())]
             return ", ".join(pos + kw)
 
-        full = spell(ps)
         cut = len(ps)
         while cut > 0 and ps[cut - 1].forwards_default and not ps[cut - 1].converter:
             cut -= 1
-        if cut == len(ps):
-            return full, None, full
-        guard = " and ".join(self.at_default(p) for p in ps[cut:])
-        return full, guard, spell(ps[:cut])
+        steps = [(self.differs(ps[i]), spell(ps[: i + 1])) for i in range(len(ps) - 1, cut - 1, -1)]
+        return spell(ps), steps, spell(ps[:cut])
 
     def lines(self) -> list[str]:
         ps = params(self.op)
@@ -213,11 +240,12 @@ class ShimFunction:
         if packs:
             names = ", ".join(f'"{p.name}"' for p in packs)
             values = ", ".join(p.name for p in packs)
-            out.append(f"    if {' or '.join(f'isinstance({p.name}, _Tensor)' for p in packs)}:")
+            tests = [f"({p.name}.__class__ is not tuple and isinstance({p.name}, _Tensor))" for p in packs]
+            out.append(f"    if {' or '.join(tests)}:")
             out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},))')
             out.append("    try:")
             for p in packs:
-                out.append(f"        {', '.join(m.name for m in p.members)} = {p.name}")
+                out.append(f"        {', '.join(p.unpack_targets())} = {p.name}")
             out.append("    except (TypeError, ValueError):")
             out.append(f'        raise _pack_error("{self.op.name}", ({names},), ({values},)) from None')
         for p in ps:
@@ -227,13 +255,13 @@ class ShimFunction:
         for p in ps:
             if not p.is_pack and p.name != p.members[0].name:
                 out.append(f"    {p.members[0].name} = {p.name}")
-        full, guard, short = self.calls(ps)
+        full, steps, short = self.calls(ps)
         out.append("    if _compiling():")
         out.append(f"        return {self.overload}({full})")
-        if guard is not None:
-            out.append(f"    if {guard}:")
-            out.append(f"        return {self.fast}({short})")
-        out.append(f"    return {self.fast}({full})")
+        for test, args in steps:
+            out.append(f"    if {test}:")
+            out.append(f"        return {self.fast}({args})")
+        out.append(f"    return {self.fast}({short})")
         return out
 
     def alias_lines(self) -> list[str]:

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "kernels/cublas_paths.hpp"
 #include "kernels/output.hpp"
 #include "kernels/scaled.hpp"
 #include "utils/checks.hpp"
@@ -40,6 +41,7 @@ inline void fp8_fp4_gemm_nt(const Pair& a, const Pair& b, const at::Tensor& d, c
   scaled::check_scale_shape(A, recipes.a);
   scaled::check_scale_shape(B, recipes.b);
   if (A.mn == 0 || B.mn == 0) return;
+  if (A.k > 0 && cublas_paths::scaled_mm(A, B, recipes, d, c)) return;
   const auto product = A.k == 0 ? at::zeros({A.mn, B.mn}, d.options().dtype(at::kFloat))
                                 : at::matmul(scaled::dequantize(A, recipes.a), scaled::dequantize(B, recipes.b).t());
   output::write(d, c, product);
@@ -91,6 +93,7 @@ inline void bf16_gemm_nt(const at::Tensor& a, const at::Tensor& b, const at::Ten
   DG_CHECK_ARG(a.size(1) == b.size(1), "b", "has K=", b.size(1), " but 'a' has K=", a.size(1));
   output::check(d, c, {a.size(0), b.size(0)}, {at::kBFloat16, at::kFloat});
   if (a.size(0) == 0 || b.size(0) == 0) return;
+  if (a.size(1) > 0 && cublas_paths::bf16_mm(a, b, d, c)) return;
   output::write(d, c, at::matmul(a.to(at::kFloat), b.to(at::kFloat).t()));
 }
 
@@ -110,3 +113,6 @@ inline void bf16_gemm_tt(const at::Tensor& a, const at::Tensor& b, const at::Ten
 }
 
 }  // namespace deep_gemm::gemm
+
+#include "apis/grouped_gemm.hpp"
+#include "apis/cublaslt.hpp"

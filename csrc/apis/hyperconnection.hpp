@@ -1,8 +1,66 @@
 #pragma once
-// Family 'hyperconnection'.
+// Family 'hyperconnection': the pre-norm GEMM of hyper-connections.
+//
+// D = float32(A) . B^T together with the row sums of squares of A, which the
+// caller turns into an RMS norm.  GPUs run it on TF32 tensor cores, optionally
+// split along K into partial results; this reference computes in float32 with
+// ATen and splits K into ceil(K / S)-sized chunks.
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
+#include <optional>
+
+#include "kernels/batched.hpp"
 #include "utils/checks.hpp"
+#include "utils/math.hpp"
 
-namespace deep_gemm::hyperconnection {}  // namespace deep_gemm::hyperconnection
+namespace deep_gemm::hyperconnection {
+
+inline void tf32_hc_prenorm_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                                 const at::Tensor& sqr_sum, const std::optional<int>& num_splits) {
+  checks::dtype(a, "a", {at::kBFloat16});
+  checks::dim(a, "a", 2);
+  batched::last_dim_contiguous(a, "a");
+  checks::dtype(b, "b", {at::kFloat});
+  checks::dim(b, "b", 2);
+  batched::last_dim_contiguous(b, "b");
+  for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{a, "a"}, {b, "b"}, {sqr_sum, "sqr_sum"}}) {
+    checks::same_device(t, name, d, "d");
+  }
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(0);
+  DG_CHECK_ARG(b.size(1) == k, "b", "has K=", b.size(1), " but 'a' has K=", k);
+  DG_CHECK_ARG(n > 0, "b", "must have N > 0 rows, got shape ", b.sizes());
+  DG_CHECK_ARG(k > 0, "a", "must have K > 0 columns, got shape ", a.sizes());
+  if (num_splits.has_value()) {
+    DG_CHECK_ARG(*num_splits >= 1, "num_splits", "must be None or at least 1, got ", *num_splits);
+  }
+  const int64_t splits = num_splits.value_or(1);
+  checks::dtype(d, "d", {at::kFloat});
+  checks::dtype(sqr_sum, "sqr_sum", {at::kFloat});
+  if (num_splits.has_value()) {
+    checks::shape(d, "d", {splits, m, n});
+    checks::shape(sqr_sum, "sqr_sum", {splits, m});
+  } else {
+    checks::shape(d, "d", {m, n});
+    checks::shape(sqr_sum, "sqr_sum", {m});
+  }
+  batched::contiguous(d, "d");
+  batched::contiguous(sqr_sum, "sqr_sum");
+  const auto overlap = at::get_overlap_status(d, sqr_sum);
+  DG_CHECK_ARG(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial, "sqr_sum",
+               "overlaps 'd' in memory; the two outputs need separate memory");
+  if (m == 0) return;
+
+  // K padded with zeros to S chunks of c = ceil(K / S): split s holds k in [s * c, min((s + 1) * c, K)).
+  const int64_t chunk = ceil_div<int64_t>(k, splits);
+  const int64_t pad = chunk * splits - k;
+  const auto af = at::constant_pad_nd(a.to(at::kFloat), {0, pad}).reshape({m, splits, chunk}).transpose(0, 1);
+  const auto bf = at::constant_pad_nd(b, {0, pad}).reshape({n, splits, chunk}).transpose(0, 1);
+  const auto partial_d = at::bmm(af, bf.transpose(1, 2));  // [S, M, N]
+  const auto partial_sqr = af.square().sum(-1);            // [S, M]
+  d.copy_(num_splits.has_value() ? partial_d : partial_d.squeeze(0));
+  sqr_sum.copy_(num_splits.has_value() ? partial_sqr : partial_sqr.squeeze(0));
+}
+
+}  // namespace deep_gemm::hyperconnection

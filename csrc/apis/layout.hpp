@@ -17,6 +17,10 @@
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 
+#ifdef DG_WITH_CUDA
+#include "kernels/sf_layout_cuda.hpp"
+#endif
+
 namespace deep_gemm::layout {
 
 // int64 arithmetic: x may be as large as INT_MAX, whose aligned size does not fit an int.
@@ -53,12 +57,32 @@ inline at::Tensor psum_valid_rows(const at::Tensor& psum, int64_t mn, int alignm
 
 }  // namespace detail
 
+// CUDA tensors take one kernel pass (csrc/kernels/sf_layout.cu); `valid_rows` (bool [mn]) masks rows.
+inline bool mn_major_on_cuda(const at::Tensor& sf3, bool pack, at::Tensor& out,
+                             const std::optional<at::Tensor>& valid_rows) {
+#ifdef DG_WITH_CUDA
+  if (sf3.is_cuda()) {
+    const int64_t tma_mn = align<int64_t>(sf3.size(1), 4);
+    const int64_t cols = pack ? ceil_div<int64_t>(sf3.size(2), 4) : sf3.size(2);
+    auto base = at::empty({sf3.size(0), cols, tma_mn}, sf3.options().dtype(pack ? at::kInt : at::kFloat));
+    sf_layout_cuda::mn_major(sf3, base, pack, valid_rows);
+    out = base.transpose(1, 2).narrow(1, 0, sf3.size(1));
+    return true;
+  }
+#endif
+  (void)sf3, (void)pack, (void)out, (void)valid_rows;
+  return false;
+}
+
 inline at::Tensor get_mn_major_tma_aligned_tensor(const at::Tensor& sf) {
   detail::check_sf(sf, "sf", {at::kFloat});
   const bool batched = sf.dim() == 3;
   const auto sf3 = batched ? sf : sf.unsqueeze(0);
-  auto out = detail::mn_major_empty(sf3.size(0), sf3.size(1), sf3.size(2), sf.options());
-  out.copy_(sf3);
+  at::Tensor out;
+  if (!mn_major_on_cuda(sf3, false, out, std::nullopt)) {
+    out = detail::mn_major_empty(sf3.size(0), sf3.size(1), sf3.size(2), sf.options());
+    out.copy_(sf3);
+  }
   return batched ? out : out.select(0, 0);
 }
 
@@ -68,7 +92,7 @@ inline at::Tensor get_mn_major_tma_aligned_packed_ue8m0_tensor(const at::Tensor&
   const bool batched = sf.dim() == 3;
   auto sf3 = batched ? sf : sf.unsqueeze(0);
   const int64_t mn = sf3.size(1);
-  auto packed = quant::pack_ue8m0_last_dim(sf3);
+  std::optional<at::Tensor> valid;  // rows a psum layout covers; the others come out zero
   if (psum_layout.has_value()) {
     const auto& psum = *psum_layout;
     checks::dtype(psum, "psum_layout", {at::kInt});
@@ -76,15 +100,16 @@ inline at::Tensor get_mn_major_tma_aligned_packed_ue8m0_tensor(const at::Tensor&
     checks::same_device(psum, "psum_layout", sf, "sf");
     DG_CHECK_ARG(sf3.size(0) == 1, "sf", "must hold a single batch when psum_layout is given, got ", sf3.size(0));
     DG_CHECK_ARG(sf.is_contiguous(), "sf", "must be contiguous when psum_layout is given, got strides ", sf.strides());
-    if (psum.numel() > 0) {
-      const auto valid = detail::psum_valid_rows(psum, mn, runtime::settings().mk_alignment);
-      packed = at::where(valid.view({1, mn, 1}), packed, at::zeros({}, packed.options()));
-    } else {
-      packed = at::zeros_like(packed);
-    }
+    valid = psum.numel() > 0 ? detail::psum_valid_rows(psum, mn, runtime::settings().mk_alignment)
+                             : at::zeros({mn}, sf.options().dtype(at::kBool));
   }
-  auto out = detail::mn_major_empty(sf3.size(0), mn, packed.size(2), packed.options());
-  out.copy_(packed);
+  at::Tensor out;
+  if (!mn_major_on_cuda(sf3, true, out, valid)) {
+    auto packed = quant::pack_ue8m0_last_dim(sf3);
+    if (valid.has_value()) packed = at::where(valid->view({1, mn, 1}), packed, at::zeros({}, packed.options()));
+    out = detail::mn_major_empty(sf3.size(0), mn, packed.size(2), packed.options());
+    out.copy_(packed);
+  }
   return batched ? out : out.select(0, 0);
 }
 

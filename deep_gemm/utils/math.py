@@ -60,7 +60,9 @@ def pack_ue8m0_to_int(x: torch.Tensor) -> torch.Tensor:
 
 def unpack_ue8m0_from_int(packed: torch.Tensor) -> torch.Tensor:
     """The inverse of :func:`pack_ue8m0_to_int`."""
-    return (packed.contiguous().view(torch.uint8).to(torch.int32) << 23).view(torch.float32)
+    shape = (*packed.shape[:-1], packed.shape[-1] * 4)
+    raw = packed.contiguous().view(-1).view(torch.uint8).view(shape)
+    return (raw.to(torch.int32) << 23).view(torch.float32)
 
 
 def _scale(amax: torch.Tensor, max_value: float, use_ue8m0: bool) -> torch.Tensor:
@@ -152,13 +154,13 @@ def _e2m1_values(codes: torch.Tensor) -> torch.Tensor:
 
 def _pack_nibbles(codes: torch.Tensor) -> torch.Tensor:
     """uint8 codes [..., 2w] -> int8 [..., w], even element in the low nibble."""
-    pairs = codes.view(*codes.shape[:-1], -1, 2)
+    pairs = codes.view(*codes.shape[:-1], codes.shape[-1] // 2, 2)
     return (pairs[..., 0] | (pairs[..., 1] << 4)).view(torch.int8)
 
 
 def _unpack_nibbles(packed: torch.Tensor) -> torch.Tensor:
     raw = packed.view(torch.uint8)
-    return torch.stack((raw & 0xF, raw >> 4), dim=-1).view(*raw.shape[:-1], -1)
+    return torch.stack((raw & 0xF, raw >> 4), dim=-1).view(*raw.shape[:-1], raw.shape[-1] * 2)
 
 
 def per_token_cast_to_fp4(

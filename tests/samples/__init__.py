@@ -29,6 +29,14 @@ class Sample:
     name: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any] = field(default_factory=dict)
+    # False when the result is defined per GPU architecture, so CPU and CUDA may differ by design.
+    portable: bool = True
+    # Why the sample cannot be captured in a CUDA graph (it reads device values on the host), or "".
+    graphable_reason: str = ""
+
+    @property
+    def graphable(self) -> bool:
+        return not self.graphable_reason
 
     def __repr__(self) -> str:
         return self.name
@@ -51,16 +59,22 @@ def load_all() -> dict[str, Builder]:
     return REGISTRY
 
 
-def clone_args(sample: Sample) -> Sample:
-    """A copy whose tensors are fresh clones (keeping strides), so runs do not interfere."""
+def clone_args(sample: Sample, device: torch.device | None = None) -> Sample:
+    """A copy whose tensors are fresh clones (keeping strides), optionally on another device."""
 
     def c(x: Any) -> Any:
         if isinstance(x, torch.Tensor):
-            out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
+            out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device or x.device)
             out.copy_(x)
             return out
         if isinstance(x, (list, tuple)):
             return type(x)(c(v) for v in x)
         return x
 
-    return Sample(sample.name, tuple(c(a) for a in sample.args), {k: c(v) for k, v in sample.kwargs.items()})
+    return Sample(
+        sample.name,
+        tuple(c(a) for a in sample.args),
+        {k: c(v) for k, v in sample.kwargs.items()},
+        sample.portable,
+        sample.graphable_reason,
+    )

@@ -50,21 +50,39 @@ def _k_grouped(device: torch.device) -> list[Sample]:
     return [
         Sample("ks", (_pow2(rows, 8, device=device), layout, ks, 128, 128)),
         Sample("ks_gran32", (_pow2(sum(-(-k // 32) for k in ks), 8, device=device), layout, ks, 32, 128)),
-        Sample("psum_no_ks", (_pow2(rows, 8, device=device), psum_layout, None, 128, 128, True)),
+        Sample(
+            "psum_no_ks",
+            (_pow2(rows, 8, device=device), psum_layout, None, 128, 128, True),
+            graphable_reason="without ks_cpu the group sizes are read from grouped_layout",
+        ),
     ]
+
+
+def _sm90(device: torch.device) -> bool:
+    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] == 9
 
 
 @samples("transform_sf_into_required_layout")
 def _transform(device: torch.device) -> list[Sample]:
-    return [
+    out = [
         Sample("sfa_fp32_keep", (torch.rand(65, 3, device=device), 65, 300, [1, 128, 128], None, True, True)),
         Sample("sfb_block_keep", (torch.rand(2, 3, device=device), 256, 300, [1, 128, 128], None, False, True)),
-        Sample("sfa_pack", (_pow2(65, 3, device=device), 65, 300, [1, 128], None, None, False)),
-        Sample("sfb_block_pack", (_pow2(2, 3, device=device), 200, 300, [128, 128], None, None, False)),
-        Sample("grouped_gran32", (_pow2(2, 40, 4, device=device), 40, 128, [1, 32], 2, None, False)),
+        # The CPU packs these to UE8M0 (SM100 rules); an SM90 GPU keeps them float32.
+        Sample("sfa_pack", (_pow2(65, 3, device=device), 65, 300, [1, 128], None, None, False), portable=False),
+        Sample("sfb_block_pack", (_pow2(2, 3, device=device), 200, 300, [128, 128], None, None, False), portable=False),
         Sample("sfa_m1_keep", (torch.rand(1, 2, device=device), 1, 256, [1, 128], None, None, True)),
-        Sample("sfb_empty_pack", (_pow2(0, 3, device=device), 0, 300, [1, 128, 128], None, False, False)),
+        Sample(
+            "sfb_empty_pack",
+            (_pow2(0, 3, device=device), 0, 300, [1, 128, 128], None, False, False),
+            portable=False,
+        ),
     ]
+    if not _sm90(device):  # K granularity 32 exists only with UE8M0 scales (not on SM90)
+        out.append(Sample("grouped_gran32", (_pow2(2, 40, 4, device=device), 40, 128, [1, 32], 2, None, False)))
+    packed = torch.zeros(2, 1, 40, dtype=torch.int32, device=device).transpose(1, 2)
+    packed.copy_(torch.randint(0, 2**30, (2, 40, 1), device=device, dtype=torch.int32))
+    out.append(Sample("packed_input", (packed, 40, 128, [1, 32], 2, None, False)))
+    return out
 
 
 @samples("set_mk_alignment_for_contiguous_layout")

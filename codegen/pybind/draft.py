@@ -1,0 +1,352 @@
+"""The draft manifest: ops built from bindings, and their YAML (the format of docs/manifest.md)."""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import cxx
+from ..errors import Loc
+from ..model import UNDECIDED
+from ..schema import SchemaError, SchemaParser
+from .reader import Alias, Binding, Note, callees, target_params, target_result
+from .translate import Untranslatable, param_type, return_type, translate_default
+
+# --------------------------------------------------------------------------------------
+# the draft
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class DraftOp:
+    name: str
+    schema: str
+    loc: Loc
+    impl: str | None
+    packs: list[tuple[str, str, str]]
+    writes: list[str]
+    aliases: list[str]
+    positional_only: bool
+    python_defaults: dict[str, object]
+    doc: str
+    todos: list[str]
+
+
+@dataclass
+class DraftFamily:
+    name: str
+    namespace: str
+    header: str | None
+    doc: str
+    ops: list[DraftOp] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # commented-out schemas of untranslated ops
+
+
+@dataclass
+class Draft:
+    library: str
+    sources: list[str]
+    families: list[DraftFamily]
+    untranslated: list[Note]
+    todo: list[Note]
+    remarks: list[Note]
+
+    @property
+    def op_count(self) -> int:
+        return sum(len(f.ops) for f in self.families)
+
+    def untranslated_lines(self) -> list[str]:
+        out = [f"untranslated: {n}" for n in self.untranslated]
+        out += [f"todo: {n}" for n in self.todo]
+        out += [f"note: {n}" for n in self.remarks]
+        return out
+
+    @property
+    def text(self) -> str:
+        return render(self)
+
+
+def _pack_second(name: str) -> str:
+    return f"sf{name}" if len(name) == 1 else f"{name}_sf"
+
+
+def _family_of(namespace: str, reg_file: str) -> str:
+    last = namespace.rsplit("::", 1)[-1] if namespace else Path(reg_file).stem
+    return re.sub(r"\W", "_", last)
+
+
+class Builder:
+    def __init__(self, root: Path, library: str, parser: SchemaParser) -> None:
+        self.root = root
+        self.library = library
+        self.parser = parser
+        self.families: dict[str, DraftFamily] = {}
+        self.untranslated: list[Note] = []
+        self.todo: list[Note] = []
+        self.votes: dict[str, dict[str, int]] = {}
+
+    def family(self, b: Binding) -> DraftFamily:
+        name = _family_of(b.namespace, b.reg_file)
+        fam = self.families.get(name)
+        if fam is None:
+            doc = f"TODO: describe family '{name}' (registered at {b.reg_file})"
+            fam = self.families[name] = DraftFamily(name, b.namespace, None, doc)
+        return fam
+
+    def vote(self, family: str, fn: Any) -> None:
+        path = cxx.loc(fn, self.root).path
+        self.votes.setdefault(family, {}).setdefault(path, 0)
+        self.votes[family][path] += 1
+
+    def add(self, b: Binding) -> None:
+        fam = self.family(b)
+        if b.problems or b.target is None:
+            why = "; ".join(b.problems) or f"the bound callable '{b.target_text}' could not be resolved"
+            self.untranslated.append(Note(b.loc, b.name or None, why))
+            return
+        try:
+            op = self._op(b, fam)
+        except Untranslatable as exc:
+            self.untranslated.append(Note(b.loc, b.name, str(exc)))
+            fam.dropped.append(f"{b.name}: {exc}")
+            return
+        if any(o.name == op.name for f in self.families.values() for o in f.ops):
+            self.untranslated.append(
+                Note(b.loc, b.name, "a second m.def of the same name (a pybind11 overload); schemas have no overloads")
+            )
+            return
+        fam.ops.append(op)
+
+    def _op(self, b: Binding, fam: DraftFamily) -> DraftOp:
+        sig = _signature(b)
+        try:
+            ret = return_type(target_result(b.target))
+        except Untranslatable as exc:
+            raise Untranslatable(f"returns {exc}") from None
+        schema = f"{b.name}({', '.join(sig.args)}) -> {ret}"
+        try:
+            self.parser.parse(schema)
+        except SchemaError as exc:
+            raise Untranslatable(f"the schema '{schema}' is rejected: {exc}") from None
+        todos: list[str] = []
+        impl = self._impl(b, fam, todos)
+        if "Tensor" in ret:
+            todos.append("returns a Tensor: add fake: {function: <module>.<name>} (or 'meta' with a Meta kernel)")
+            self.todo.append(Note(b.loc, b.name, "returns a Tensor; the op needs a 'fake'"))
+        return DraftOp(
+            name=b.name,
+            schema=schema,
+            loc=b.loc,
+            impl=None if impl == f"deep_gemm::{fam.name}::{b.name}" else impl,
+            packs=sig.packs,
+            writes=sig.tensors,
+            aliases=[],
+            positional_only=not b.py_args and bool(sig.args),
+            python_defaults=sig.python_defaults,
+            doc=b.doc or f"TODO: document (bound at {b.loc})",
+            todos=todos,
+        )
+
+    def _impl(self, b: Binding, fam: DraftFamily, todos: list[str]) -> str:
+        """The implementation the op will call; votes for the family header on the way."""
+        ci = cxx.cindex()
+        if b.target.kind != ci.CursorKind.LAMBDA_EXPR:
+            self.vote(fam.name, b.target)
+            return cxx.qualified_name(b.target)
+        impl = f"{b.namespace}::{b.name}" if b.namespace else b.name
+        named = _lookup(b.target.translation_unit, impl)
+        if named is None:
+            todos.append(f"bound to a lambda at {b.loc}: move its body into a function {impl} in the family header")
+        else:
+            self.vote(fam.name, named)
+        for callee in callees(b.target):
+            self.vote(fam.name, callee)
+        exists = "" if named is not None else ", which does not exist yet"
+        self.todo.append(Note(b.loc, b.name, f"bound to a lambda; the op calls {impl}{exists}"))
+        return impl
+
+    def add_alias(self, a: Alias) -> None:
+        for fam in self.families.values():
+            for op in fam.ops:
+                if op.name == a.target:
+                    op.aliases.append(a.alias)
+                    return
+        self.untranslated.append(Note(a.loc, a.alias, f"alias of '{a.target}', which is not a translated op"))
+
+    def finish(self) -> None:
+        for fam in self.families.values():
+            votes = self.votes.get(fam.name, {})
+            if votes:
+                fam.header = max(votes, key=lambda p: votes[p])
+
+
+@dataclass
+class Signature:
+    """A binding's parameters in schema form."""
+
+    args: list[str] = field(default_factory=list)  # "Tensor a", "int? n=None", "*", ...
+    packs: list[tuple[str, str, str]] = field(default_factory=list)  # (python name, first, second)
+    tensors: list[str] = field(default_factory=list)  # every Tensor argument (for `writes`)
+    python_defaults: dict[str, object] = field(default_factory=dict)
+
+
+def _signature(b: Binding) -> Signature:
+    params = target_params(b.target)
+    if b.py_args and len(b.py_args) != len(params):
+        raise Untranslatable(f"has {len(b.py_args)} py::arg for {len(params)} parameters")
+    sig = Signature()
+    for i, p in enumerate(params):
+        name = b.py_args[i].name if b.py_args else (str(p.spelling) or f"arg{i}")
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise Untranslatable(f"parameter name '{name}' is not usable in a schema")
+        try:
+            st = param_type(cxx.cxx_type(p.type))
+        except Untranslatable as exc:
+            raise Untranslatable(f"parameter {i + 1} '{name}' is {exc}") from None
+        if b.kw_only_at == i:
+            sig.args.append("*")
+        default = b.py_args[i].default if b.py_args else None
+        if st.is_pack:
+            if default is not None:
+                raise Untranslatable(
+                    f"parameter '{name}' is a (tensor, scale) pair with a default, which a pack cannot have"
+                )
+            second = _pack_second(name)
+            sig.args += [f"{st.types[0]} {name}", f"{st.types[1]} {second}"]
+            sig.packs.append((name, name, second))
+            sig.tensors += [name, second]
+            continue
+        text = f"{st.types[0]} {name}"
+        if default is not None:
+            try:
+                d = translate_default(default, st.types[0])
+            except Untranslatable as exc:
+                raise Untranslatable(f"parameter '{name}': {exc}") from None
+            if d.schema is not None:
+                text += f"={d.schema}"
+            else:
+                sig.python_defaults[name] = d.python
+        sig.args.append(text)
+        if st.types[0].startswith("Tensor"):
+            sig.tensors.append(name)
+    return sig
+
+
+def _lookup(tu: Any, qualified: str) -> Any:
+    """The function declaration named ``qualified`` (``ns::inner::name``), or None."""
+    return _lookup_in(tu.cursor, qualified.split("::"))
+
+
+def _lookup_in(cursor: Any, parts: list[str]) -> Any:
+    ci = cxx.cindex()
+    if len(parts) == 1:
+        for child in cxx.children(cursor):
+            if child.kind == ci.CursorKind.FUNCTION_DECL and child.spelling == parts[0]:
+                return child
+        return None
+    for child in cxx.children(cursor):
+        if child.kind == ci.CursorKind.NAMESPACE and child.spelling == parts[0]:
+            found = _lookup_in(child, parts[1:])
+            if found is not None:
+                return found
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# writing YAML
+# --------------------------------------------------------------------------------------
+
+_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_ .,()/+*=<>'\-]*$")
+
+
+def _scalar_yaml(text: str) -> str:
+    if _PLAIN.match(text) and ": " not in text and " #" not in text and not text.endswith((" ", ":")):
+        return text
+    return json.dumps(text)
+
+
+def _schema_lines(schema: str, indent: str) -> list[str]:
+    if len(schema) + len(indent) + 8 <= 110:
+        return [f"{indent}schema: {_scalar_yaml(schema) if ':' in schema or '#' in schema else schema}"]
+    head, rest = schema.split("(", 1)
+    parts = rest.split(", ")
+    lines: list[str] = []
+    current = head + "("
+    for i, part in enumerate(parts):
+        piece = part + ("," if i < len(parts) - 1 else "")
+        if len(current) + len(piece) + 1 > 100 and current.strip():
+            lines.append(current.rstrip())
+            current = ""
+        current += piece + " "
+    lines.append(current.rstrip())
+    return [f"{indent}schema: >-", *(f"{indent}    {ln}" for ln in lines)]
+
+
+def _py_value(value: object) -> str:
+    return str(value) if isinstance(value, str) else json.dumps(value)
+
+
+def render(draft: Draft) -> str:
+    out = [
+        "# Draft manifest written by `python -m codegen import-pybind` from:",
+        *(f"#   {s}" for s in draft.sources),
+        "# Before merging it into ops.yaml, a person must:",
+        "#   - decide every `?name` in `writes`: keep the tensors the op writes (and mark them",
+        "#     `Tensor(name!)` in the schema), drop the others; the validator rejects `?` entries;",
+        "#   - write the docs, and settle each TODO and untranslated binding listed below;",
+        "#   - run `python -m codegen verify` once the implementations exist.",
+    ]
+    if draft.untranslated:
+        out += ["#", "# Not translated (left out of the draft):"]
+        out += [f"#   {n}" for n in draft.untranslated]
+    if draft.todo:
+        out += ["#", "# To do (kept in the draft):"]
+        out += [f"#   {n}" for n in draft.todo]
+    if draft.remarks:
+        out += ["#", "# Notes:"]
+        out += [f"#   {n}" for n in draft.remarks]
+    out += ["", f"library: {draft.library}", "", "families:"]
+    for n, fam in enumerate(draft.families):
+        if n:
+            out.append("")
+        out.append(f"  {fam.name}:")
+        header = fam.header or f"csrc/apis/{fam.name}.hpp"
+        out.append(f"    header: {header}" + ("" if fam.header else "  # TODO: no implementation was found; a guess"))
+        out.append(f"    doc: {_scalar_yaml(fam.doc)}")
+        if not fam.ops:
+            out.append("    ops: []")
+        else:
+            out.append("    ops:")
+        for i, op in enumerate(fam.ops):
+            if i:
+                out.append("")
+            out += [f"      # TODO: {t}" for t in op.todos]
+            first, *rest = _schema_lines(op.schema, "      ")
+            out.append("      - " + first.lstrip())
+            out += rest
+            ind = "        "
+            if op.impl:
+                out.append(f"{ind}impl: {op.impl}")
+            if op.packs:
+                out.append(f"{ind}pack: {{" + ", ".join(f"{p}: [{a}, {s}]" for p, a, s in op.packs) + "}")
+            if op.writes:
+                out.append(f"{ind}writes: [" + ", ".join(json.dumps(UNDECIDED + w) for w in op.writes) + "]")
+            if op.aliases:
+                out.append(f"{ind}aliases: [{', '.join(op.aliases)}]")
+            rules: list[str] = []
+            if op.positional_only:
+                rules.append("positional_only: true")
+            if op.python_defaults:
+                rules.append(
+                    "defaults: {" + ", ".join(f"{k}: {_py_value(v)}" for k, v in op.python_defaults.items()) + "}"
+                )
+            if rules:
+                out.append(f"{ind}python: {{{', '.join(rules)}}}")
+            out.append(f"{ind}doc: {_scalar_yaml(op.doc)}")
+        for dropped in fam.dropped:
+            out.append(f"      # UNTRANSLATED {dropped}")
+    return "\n".join(out) + "\n"

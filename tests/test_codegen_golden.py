@@ -1,0 +1,79 @@
+"""Golden-file tests of the generator on a small fixture manifest.
+
+A mismatch prints a unified diff and the command that updates the goldens;
+review that diff before committing it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import pytest
+
+from codegen.pipeline import load_manifest, render
+
+FIXTURE = Path(__file__).parent / "fixtures" / "golden"
+EXPECTED = FIXTURE / "expected"
+UPDATE = "DG_UPDATE_GOLDENS=1 .venv/bin/python -m pytest tests/test_codegen_golden.py"
+
+
+def _rendered() -> dict[str, str]:
+    return render(load_manifest(FIXTURE / "ops.yaml", cache_root=None))
+
+
+def _golden_name(rel: str) -> str:
+    return rel.replace("/", "__")
+
+
+def test_fixture_outputs_match_goldens() -> None:
+    files = _rendered()
+    if os.environ.get("DG_UPDATE_GOLDENS") == "1":
+        for rel, text in files.items():
+            (EXPECTED / _golden_name(rel)).write_text(text)
+    problems = []
+    for rel, text in sorted(files.items()):
+        golden = EXPECTED / _golden_name(rel)
+        want = golden.read_text() if golden.exists() else ""
+        if want != text:
+            diff = difflib.unified_diff(
+                want.splitlines(keepends=True), text.splitlines(keepends=True), f"golden/{rel}", f"rendered/{rel}"
+            )
+            problems.append("".join(diff))
+    if problems:
+        pytest.fail("generated output differs from the goldens:\n" + "\n".join(problems) + f"\nTo accept: {UPDATE}")
+    assert sorted(_golden_name(r) for r in files) == sorted(p.name for p in EXPECTED.iterdir())
+
+
+def test_every_output_is_marked_generated() -> None:
+    for rel, text in _rendered().items():
+        first = text.splitlines()[0]
+        assert "@generated from ops.yaml by python -m codegen — do not edit" in first, rel
+
+
+def test_shim_spelling() -> None:
+    shim = _rendered()["deep_gemm/_C.py"]
+    # Pack rules unpack, aliases are the same object, positional-only ops use '/'.
+    assert 'def scaled_mm(a, b, d, c=None, recipe=None, mode="nk", fast=False):' in shim
+    assert "_a, sfa = a" in shim and "scaled_mm_alias = scaled_mm" in shim
+    assert "def set_level(level, /):" in shim
+    # The python default of a ScalarType is a dtype; the fixed list default a tuple.
+    assert "window=(1, 2), out_dtype=torch.float32" in shim
+    # Guarded ops are bound only when their guard group is present.
+    assert "if _GUARD_GPU:" in shim
+    # The fake kernel named in the manifest is registered.
+    assert "_register_fake('fixture::logits', 'fixture_fakes.logits')" in shim
+
+
+def test_cpp_spelling() -> None:
+    files = _rendered()
+    core = files["csrc/generated/core.cpp"]
+    assert 'm.def("scaled_mm(Tensor a, Tensor sfa' in core
+    assert "std::pair<at::Tensor, at::Tensor>(a, sfa)" in core
+    assert 'deep_gemm::torch_utils::to_optional_tuple<3>(recipe, "recipe")' in core
+    extra = files["csrc/generated/extra.cpp"]
+    # One wrapper per distinct implementation, the CUDA block under its guard, the guarded op too.
+    assert "::fixture::extra::logits_cpu(" in extra and "::fixture::extra::logits_cuda(" in extra
+    assert "#if defined(FIXTURE_WITH_GPU)  // guard 'gpu'\nTORCH_LIBRARY_IMPL(fixture, CUDA, m)" in extra
+    assert "std::pair<at::Tensor, std::optional<at::Tensor>>(q, q_sf)" in extra
