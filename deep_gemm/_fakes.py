@@ -21,6 +21,8 @@ def _fail(op: str, arg: str, what: str) -> None:
 
 
 def _check_tensor(op: str, t: torch.Tensor, arg: str, dtypes: Sequence[torch.dtype], dims: Sequence[int]) -> None:
+    if not isinstance(t, torch.Tensor):  # the dispatcher hands None through for a `Tensor` argument
+        _fail(op, arg, f"must be a Tensor, got {type(t).__name__}")
     if t.dtype not in dtypes:
         _fail(op, arg, f"must be {' or '.join(str(d).removeprefix('torch.') for d in dtypes)}, got {t.dtype}")
     if t.dim() not in dims:

@@ -30,6 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import torch  # noqa: E402
 from fuzz_cases import Case, make_case  # noqa: E402
+from pt2_support import runtime_state_restored  # noqa: E402
 
 import deep_gemm  # noqa: E402
 from manifest import OPS  # noqa: E402
@@ -163,7 +164,8 @@ def main() -> None:
             if not seeds[op]:
                 raise LookupError(f"{op} has no samples to seed the fuzzer (tests/samples/<family>.py)")
             case = make_case(op, int(index), seeds[op])
-            result = run_case(case)
+            with runtime_state_restored():  # a fuzzed setter must not invalidate the next op's seeds
+                result = run_case(case)
             result["case"] = case.describe()
         except Exception:
             result = {"outcome": "harness-error", "message": traceback.format_exc()[-2000:]}

@@ -117,21 +117,24 @@ def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() and a.untyped_storage().nbytes() > 0
 
 
-def cases(names: list[str], device: str = "cpu") -> list[Any]:
-    """pytest params (name, sample) for every sample of every op in ``names``.
+def cases(names: list[str], devices: tuple[str, ...] | list[str] = ("cpu",)) -> list[Any]:
+    """pytest params (name, sample) for every sample of every op in ``names``, on each device.
 
     An absent op gives one skipped param; a present op without samples gives
-    one param whose test fails (every op must have samples).
+    one param whose test fails (every op must have samples).  Samples on a
+    device other than the CPU carry the ``gpu`` mark and an ``@device`` id.
     """
     out = []
     for name in names:
         if not present(name):
             out.append(pytest.param(name, None, id=f"{name}", marks=pytest.mark.skip(reason=absent_reason(name))))
             continue
-        found = samples_of(name, device)
-        if not found:
-            out.append(pytest.param(name, None, id=f"{name}/NO-SAMPLES"))
-        out.extend(pytest.param(name, s, id=f"{name}/{s.name}") for s in found)
+        for device in devices:
+            suffix, marks = ("", []) if device == "cpu" else (f"@{device}", [pytest.mark.gpu])
+            found = samples_of(name, device)
+            if not found:
+                out.append(pytest.param(name, None, id=f"{name}/NO-SAMPLES{suffix}", marks=marks))
+            out.extend(pytest.param(name, s, id=f"{name}/{s.name}{suffix}", marks=marks) for s in found)
     return out
 
 

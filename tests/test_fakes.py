@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from pt2_support import cases, fresh, overload, require_sample, runtime_state_restored
+from pt2_support import DEVICES, cases, fresh, overload, require_sample, runtime_state_restored
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils import _pytree as pytree
 
@@ -31,7 +31,7 @@ def _metadata(t: torch.Tensor) -> tuple[object, ...]:
     return tuple(t.shape), t.stride(), t.dtype, t.device
 
 
-@pytest.mark.parametrize(("name", "sample"), cases(TENSOR_RETURNING))
+@pytest.mark.parametrize(("name", "sample"), cases(TENSOR_RETURNING, DEVICES))
 def test_fake_matches_eager(name: str, sample: Sample | None) -> None:
     real_sample = require_sample(name, sample)
     fake_sample = fresh(real_sample)

@@ -183,73 +183,76 @@ inline at::Tensor neg_inf_like(const at::Tensor& x) {
 inline at::Tensor fp8_fp4_mqa_logits(const QueryPair& q, const Pair& kv, const at::Tensor& weights,
                                      const at::Tensor& cu_seq_len_k_start, const at::Tensor& cu_seq_len_k_end,
                                      bool clean_logits, int max_seqlen_k, at::ScalarType logits_dtype) {
-  detail::check_logits_dtype(logits_dtype);
-  const auto Q = detail::check_query(q, 3, "[S, H, D] (FP4: [S, H, D/2])");
-  const auto& q_data = q.first;
-  const int64_t seq = q_data.size(0);
+  return naming_errors([&]() -> at::Tensor {
+    detail::check_logits_dtype(logits_dtype);
+    const auto Q = detail::check_query(q, 3, "[S, H, D] (FP4: [S, H, D/2])");
+    const auto& q_data = q.first;
+    const int64_t seq = q_data.size(0);
 
-  const auto& [kv_data, kv_sf] = kv;
-  checks::dtype(kv_data, "kv", {at::kFloat8_e4m3fn, at::kChar});
-  DG_CHECK_ARG(quant::is_fp4(kv_data) == Q.fp4, "kv", "must be ", Q.fp4 ? "FP4 (int8)" : "FP8 e4m3", " like 'q', got ",
-               c10::toString(kv_data.scalar_type()));
-  checks::dim(kv_data, "kv", 2);
-  DG_CHECK_ARG(kv_data.size(1) == q_data.size(-1), "kv", "must have ", q_data.size(-1), " columns per token (head dim ",
-               Q.head_dim, Q.fp4 ? ", two FP4 values per byte" : "", "), got ", kv_data.size(1));
-  DG_CHECK_ARG(kv_data.size(1) <= 1 || kv_data.stride(1) == 1, "kv",
-               "must be contiguous along D (stride(1) == 1), got strides ", kv_data.strides());
-  const int64_t seq_kv = kv_data.size(0);
-  checks::dtype(kv_sf, "kv_sf", {Q.fp4 ? at::kInt : at::kFloat});
-  checks::shape(kv_sf, "kv_sf", {seq_kv});
-  checks::same_device(kv_data, "kv", q_data, "q");
-  checks::same_device(kv_sf, "kv_sf", q_data, "q");
+    const auto& [kv_data, kv_sf] = kv;
+    checks::dtype(kv_data, "kv", {at::kFloat8_e4m3fn, at::kChar});
+    DG_CHECK_ARG(quant::is_fp4(kv_data) == Q.fp4, "kv", "must be ", Q.fp4 ? "FP4 (int8)" : "FP8 e4m3",
+                 " like 'q', got ", c10::toString(kv_data.scalar_type()));
+    checks::dim(kv_data, "kv", 2);
+    DG_CHECK_ARG(kv_data.size(1) == q_data.size(-1), "kv", "must have ", q_data.size(-1),
+                 " columns per token (head dim ", Q.head_dim, Q.fp4 ? ", two FP4 values per byte" : "", "), got ",
+                 kv_data.size(1));
+    DG_CHECK_ARG(kv_data.size(1) <= 1 || kv_data.stride(1) == 1, "kv",
+                 "must be contiguous along D (stride(1) == 1), got strides ", kv_data.strides());
+    const int64_t seq_kv = kv_data.size(0);
+    checks::dtype(kv_sf, "kv_sf", {Q.fp4 ? at::kInt : at::kFloat});
+    checks::shape(kv_sf, "kv_sf", {seq_kv});
+    checks::same_device(kv_data, "kv", q_data, "q");
+    checks::same_device(kv_sf, "kv_sf", q_data, "q");
 
-  detail::check_weights(weights, seq, Q.heads, logits_dtype, q_data);
-  for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{cu_seq_len_k_start, "cu_seq_len_k_start"},
-                                {cu_seq_len_k_end, "cu_seq_len_k_end"}}) {
-    checks::dtype(t, name, {at::kInt});
-    checks::shape(t, name, {seq});
-    DG_CHECK_ARG(t.is_contiguous(), name, "must be contiguous, got strides ", t.strides());
-    checks::same_device(t, name, q_data, "q");
-  }
-  DG_CHECK_ARG(max_seqlen_k >= 0, "max_seqlen_k", "must be non-negative (0 selects the full [S, Skv] form), got ",
-               max_seqlen_k);
-  DG_CHECK_ARG(max_seqlen_k == 0 || !clean_logits, "clean_logits",
-               "must be False when max_seqlen_k > 0 (compressed logits are not cleaned), got True");
+    detail::check_weights(weights, seq, Q.heads, logits_dtype, q_data);
+    for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{cu_seq_len_k_start, "cu_seq_len_k_start"},
+                                  {cu_seq_len_k_end, "cu_seq_len_k_end"}}) {
+      checks::dtype(t, name, {at::kInt});
+      checks::shape(t, name, {seq});
+      DG_CHECK_ARG(t.is_contiguous(), name, "must be contiguous, got strides ", t.strides());
+      checks::same_device(t, name, q_data, "q");
+    }
+    DG_CHECK_ARG(max_seqlen_k >= 0, "max_seqlen_k", "must be non-negative (0 selects the full [S, Skv] form), got ",
+                 max_seqlen_k);
+    DG_CHECK_ARG(max_seqlen_k == 0 || !clean_logits, "clean_logits",
+                 "must be False when max_seqlen_k > 0 (compressed logits are not cleaned), got True");
 
-  const bool compressed = max_seqlen_k > 0;
-  const int64_t cols = compressed ? max_seqlen_k : seq_kv;
-  const int64_t elems = detail::row_align(logits_dtype);
-  const int64_t row_stride =
-      compressed ? align<int64_t>(align<int64_t>(max_seqlen_k, 256), elems) : align<int64_t>(seq_kv + 256, elems);
-  auto out =
-      detail::strided_logits(seq, align<int64_t>(seq, 128 / Q.heads), cols, row_stride, logits_dtype, q_data.device());
-  if (out.numel() == 0) return out;
+    const bool compressed = max_seqlen_k > 0;
+    const int64_t cols = compressed ? max_seqlen_k : seq_kv;
+    const int64_t elems = detail::row_align(logits_dtype);
+    const int64_t row_stride =
+        compressed ? align<int64_t>(align<int64_t>(max_seqlen_k, 256), elems) : align<int64_t>(seq_kv + 256, elems);
+    auto out = detail::strided_logits(seq, align<int64_t>(seq, 128 / Q.heads), cols, row_stride, logits_dtype,
+                                      q_data.device());
+    if (out.numel() == 0) return out;
 
-  // Full [S, Skv] logits, then keys outside [ks, ke) set to -inf.
-  const auto kv_values =
-      Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(kv_data), kv_sf) : kv_data.to(at::kFloat) * kv_sf.unsqueeze(1);
-  const auto q_values = detail::dequantize_query(q);  // [S, H, D]
-  const auto scores =
-      at::matmul(q_values.reshape({seq * Q.heads, Q.head_dim}), kv_values.t()).view({seq, Q.heads, seq_kv}).relu_();
-  const auto full = at::bmm(weights.to(at::kFloat).unsqueeze(1), scores).squeeze(1);  // [S, Skv]
+    // Full [S, Skv] logits, then keys outside [ks, ke) set to -inf.
+    const auto kv_values =
+        Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(kv_data), kv_sf) : kv_data.to(at::kFloat) * kv_sf.unsqueeze(1);
+    const auto q_values = detail::dequantize_query(q);  // [S, H, D]
+    const auto scores =
+        at::matmul(q_values.reshape({seq * Q.heads, Q.head_dim}), kv_values.t()).view({seq, Q.heads, seq_kv}).relu_();
+    const auto full = at::bmm(weights.to(at::kFloat).unsqueeze(1), scores).squeeze(1);  // [S, Skv]
 
-  const auto long_opts = q_data.options().dtype(at::kLong);
-  const auto ks = cu_seq_len_k_start.to(at::kLong).unsqueeze(1);
-  const auto ke = cu_seq_len_k_end.to(at::kLong).unsqueeze(1);
-  const auto keys = compressed ? ks + at::arange(max_seqlen_k, long_opts).unsqueeze(0)  // key of column t
-                               : at::arange(seq_kv, long_opts).unsqueeze(0);
-  const auto in_range =
-      at::logical_and(at::logical_and(keys >= ks, keys < ke), at::logical_and(keys >= 0, keys < seq_kv));
-  at::Tensor values;
-  if (!compressed) {
-    values = full;
-  } else if (seq_kv > 0) {
-    values = full.gather(1, keys.clamp(0, seq_kv - 1));
-  } else {
-    values = at::zeros({seq, cols}, full.options());
-  }
-  out.copy_(at::where(in_range, values, detail::neg_inf_like(values)));
-  return out;
+    const auto long_opts = q_data.options().dtype(at::kLong);
+    const auto ks = cu_seq_len_k_start.to(at::kLong).unsqueeze(1);
+    const auto ke = cu_seq_len_k_end.to(at::kLong).unsqueeze(1);
+    const auto keys = compressed ? ks + at::arange(max_seqlen_k, long_opts).unsqueeze(0)  // key of column t
+                                 : at::arange(seq_kv, long_opts).unsqueeze(0);
+    const auto in_range =
+        at::logical_and(at::logical_and(keys >= ks, keys < ke), at::logical_and(keys >= 0, keys < seq_kv));
+    at::Tensor values;
+    if (!compressed) {
+      values = full;
+    } else if (seq_kv > 0) {
+      values = full.gather(1, keys.clamp(0, seq_kv - 1));
+    } else {
+      values = at::zeros({seq, cols}, full.options());
+    }
+    out.copy_(at::where(in_range, values, detail::neg_inf_like(values)));
+    return out;
+  });
 }
 
 inline at::Tensor fp8_mqa_logits(const at::Tensor& q, const Pair& kv, const at::Tensor& weights,
@@ -298,28 +301,30 @@ inline void check_indices(const std::optional<at::Tensor>& indices, const at::Te
 // (cumsum + searchsorted), so nothing is read on the host.
 inline at::Tensor get_paged_mqa_logits_metadata(const at::Tensor& context_lens, int block_kv, int num_sms,
                                                 const std::optional<at::Tensor>& indices) {
-  detail::check_context_lens(context_lens);
-  DG_CHECK_ARG(block_kv == 32 || block_kv == 64, "block_kv", "must be 32 or 64, got ", block_kv);
-  DG_CHECK_ARG(num_sms >= 1, "num_sms", "must be at least 1, got ", num_sms);
-  detail::check_indices(indices, context_lens);
+  return naming_errors([&]() -> at::Tensor {
+    detail::check_context_lens(context_lens);
+    DG_CHECK_ARG(block_kv == 32 || block_kv == 64, "block_kv", "must be 32 or 64, got ", block_kv);
+    DG_CHECK_ARG(num_sms >= 1, "num_sms", "must be at least 1, got ", num_sms);
+    detail::check_indices(indices, context_lens);
 
-  const auto long_opts = context_lens.options().dtype(at::kLong);
-  const int64_t groups = context_lens.size(0);
-  at::Tensor blocks = at::zeros({groups}, long_opts);
-  if (groups > 0) {
-    const auto longest = context_lens.to(at::kLong).amax(1).clamp_min(0);
-    blocks = at::floor_divide(longest + (block_kv - 1), block_kv);
-  }
-  const auto group_ends = blocks.cumsum(0);  // [B], non-decreasing
-  const auto group_starts = at::cat({at::zeros({1}, long_opts), group_ends});  // [B + 1]
-  const auto total = group_starts.narrow(0, groups, 1);  // T as a [1] tensor: stays on the device
-  const auto base = at::floor_divide(total, num_sms);
-  const auto extra = total - base * num_sms;
-  const auto units = at::arange(num_sms + 1, long_opts);
-  const auto starts = units * base + at::minimum(units, extra);  // p_s, [num_sms + 1]
-  const auto group = at::searchsorted(group_ends, starts, /*out_int32=*/false, /*right=*/true);
-  const auto block = starts - group_starts.index_select(0, group);
-  return at::stack({group, block}, 1).to(at::kInt);
+    const auto long_opts = context_lens.options().dtype(at::kLong);
+    const int64_t groups = context_lens.size(0);
+    at::Tensor blocks = at::zeros({groups}, long_opts);
+    if (groups > 0) {
+      const auto longest = context_lens.to(at::kLong).amax(1).clamp_min(0);
+      blocks = at::floor_divide(longest + (block_kv - 1), block_kv);
+    }
+    const auto group_ends = blocks.cumsum(0);  // [B], non-decreasing
+    const auto group_starts = at::cat({at::zeros({1}, long_opts), group_ends});  // [B + 1]
+    const auto total = group_starts.narrow(0, groups, 1);  // T as a [1] tensor: stays on the device
+    const auto base = at::floor_divide(total, num_sms);
+    const auto extra = total - base * num_sms;
+    const auto units = at::arange(static_cast<int64_t>(num_sms) + 1, long_opts);  // INT_MAX + 1 fits
+    const auto starts = units * base + at::minimum(units, extra);  // p_s, [num_sms + 1]
+    const auto group = at::searchsorted(group_ends, starts, /*out_int32=*/false, /*right=*/true);
+    const auto block = starts - group_starts.index_select(0, group);
+    return at::stack({group, block}, 1).to(at::kInt);
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -330,101 +335,104 @@ inline at::Tensor fp8_fp4_paged_mqa_logits(const QueryPair& q, const at::Tensor&
                                            const at::Tensor& context_lens, const at::Tensor& block_table,
                                            const at::Tensor& schedule_meta, int max_context_len, bool clean_logits,
                                            at::ScalarType logits_dtype, const std::optional<at::Tensor>& indices) {
-  DG_CHECK_SUPPORTED(!clean_logits,
-                     "clean_logits=True is not supported for paged logits (context_lens is 2-D [B, next_n]); pass "
-                     "clean_logits=False, the default");
-  detail::check_logits_dtype(logits_dtype);
-  const auto Q = detail::check_query(q, 4, "[B, next_n, H, D] (FP4: [B, next_n, H, D/2])");
-  const auto& q_data = q.first;
-  const int64_t batch = q_data.size(0);
-  const int64_t next_n = q_data.size(1);
-  const int64_t rows = batch * next_n;
-  const int64_t value_bytes = q_data.size(-1);  // D (FP8) or D / 2 (FP4) bytes per token
-  const int64_t token_bytes = value_bytes + 4;
+  return naming_errors([&]() -> at::Tensor {
+    DG_CHECK_SUPPORTED(!clean_logits,
+                       "clean_logits=True is not supported for paged logits (context_lens is 2-D [B, next_n]); pass "
+                       "clean_logits=False, the default");
+    detail::check_logits_dtype(logits_dtype);
+    const auto Q = detail::check_query(q, 4, "[B, next_n, H, D] (FP4: [B, next_n, H, D/2])");
+    const auto& q_data = q.first;
+    const int64_t batch = q_data.size(0);
+    const int64_t next_n = q_data.size(1);
+    const int64_t rows = batch * next_n;
+    const int64_t value_bytes = q_data.size(-1);  // D (FP8) or D / 2 (FP4) bytes per token
+    const int64_t token_bytes = value_bytes + 4;
 
-  checks::dtype(kv_cache, "kv_cache", {at::kByte});
-  DG_CHECK_ARG(kv_cache.dim() == 4, "kv_cache", "must be 4-D [num_blocks, block_kv, 1, ", token_bytes, "], got ",
-               kv_cache.dim(), "-D with shape ", kv_cache.sizes());
-  const int64_t num_blocks = kv_cache.size(0);
-  const int64_t block_kv = kv_cache.size(1);
-  DG_CHECK_ARG(kv_cache.size(2) == 1 && kv_cache.size(3) == token_bytes, "kv_cache",
-               "must have shape [num_blocks, block_kv, 1, ", token_bytes, "] (", value_bytes,
-               " value bytes + 4 scale bytes per token for head dim ", Q.head_dim, "), got ", kv_cache.sizes());
-  DG_CHECK_ARG(block_kv == 32 || block_kv == 64, "kv_cache", "must have block_kv (dim 1) 32 or 64, got ", block_kv);
-  DG_CHECK_ARG(kv_cache.stride(3) == 1 && kv_cache.stride(1) == token_bytes, "kv_cache",
-               "must have stride(1) == ", token_bytes, " and stride(3) == 1, got strides ", kv_cache.strides());
-  DG_CHECK_ARG(kv_cache.stride(0) % 4 == 0 && (num_blocks <= 1 || kv_cache.stride(0) >= block_kv * token_bytes),
-               "kv_cache", "must have stride(0) a multiple of 4 and at least ", block_kv * token_bytes,
-               " (one whole block), got strides ", kv_cache.strides());
-  checks::same_device(kv_cache, "kv_cache", q_data, "q");
+    checks::dtype(kv_cache, "kv_cache", {at::kByte});
+    DG_CHECK_ARG(kv_cache.dim() == 4, "kv_cache", "must be 4-D [num_blocks, block_kv, 1, ", token_bytes, "], got ",
+                 kv_cache.dim(), "-D with shape ", kv_cache.sizes());
+    const int64_t num_blocks = kv_cache.size(0);
+    const int64_t block_kv = kv_cache.size(1);
+    DG_CHECK_ARG(kv_cache.size(2) == 1 && kv_cache.size(3) == token_bytes, "kv_cache",
+                 "must have shape [num_blocks, block_kv, 1, ", token_bytes, "] (", value_bytes,
+                 " value bytes + 4 scale bytes per token for head dim ", Q.head_dim, "), got ", kv_cache.sizes());
+    DG_CHECK_ARG(block_kv == 32 || block_kv == 64, "kv_cache", "must have block_kv (dim 1) 32 or 64, got ", block_kv);
+    DG_CHECK_ARG(kv_cache.stride(3) == 1 && kv_cache.stride(1) == token_bytes, "kv_cache",
+                 "must have stride(1) == ", token_bytes, " and stride(3) == 1, got strides ", kv_cache.strides());
+    DG_CHECK_ARG(kv_cache.stride(0) % 4 == 0 && (num_blocks <= 1 || kv_cache.stride(0) >= block_kv * token_bytes),
+                 "kv_cache", "must have stride(0) a multiple of 4 and at least ", block_kv * token_bytes,
+                 " (one whole block), got strides ", kv_cache.strides());
+    checks::same_device(kv_cache, "kv_cache", q_data, "q");
 
-  detail::check_weights(weights, rows, Q.heads, logits_dtype, q_data);
-  detail::check_context_lens(context_lens);
-  checks::shape(context_lens, "context_lens", {batch, next_n});
-  checks::same_device(context_lens, "context_lens", q_data, "q");
-  checks::dtype(block_table, "block_table", {at::kInt});
-  checks::dim(block_table, "block_table", 2);
-  DG_CHECK_ARG(block_table.size(1) <= 1 || block_table.stride(1) == 1, "block_table",
-               "must have stride(1) == 1, got strides ", block_table.strides());
-  DG_CHECK_ARG(indices.has_value() || block_table.size(0) == batch, "block_table", "must have one row per sequence (",
-               batch, "), got shape ", block_table.sizes());
-  checks::same_device(block_table, "block_table", q_data, "q");
-  detail::check_indices(indices, context_lens);
-  const int num_sms = runtime::get_num_sms();
-  checks::dtype(schedule_meta, "schedule_meta", {at::kInt});
-  DG_CHECK_ARG(schedule_meta.sizes() == at::IntArrayRef({num_sms + 1, 2}), "schedule_meta", "must have shape [",
-               num_sms + 1, ", 2] (get_num_sms() is ", num_sms,
-               "; build it with get_paged_mqa_logits_metadata(context_lens, block_kv, get_num_sms())), got ",
-               schedule_meta.sizes());
-  checks::same_device(schedule_meta, "schedule_meta", q_data, "q");
-  DG_CHECK_ARG(max_context_len >= 0, "max_context_len", "must be non-negative, got ", max_context_len);
+    detail::check_weights(weights, rows, Q.heads, logits_dtype, q_data);
+    detail::check_context_lens(context_lens);
+    checks::shape(context_lens, "context_lens", {batch, next_n});
+    checks::same_device(context_lens, "context_lens", q_data, "q");
+    checks::dtype(block_table, "block_table", {at::kInt});
+    checks::dim(block_table, "block_table", 2);
+    DG_CHECK_ARG(block_table.size(1) <= 1 || block_table.stride(1) == 1, "block_table",
+                 "must have stride(1) == 1, got strides ", block_table.strides());
+    DG_CHECK_ARG(indices.has_value() || block_table.size(0) == batch, "block_table", "must have one row per sequence (",
+                 batch, "), got shape ", block_table.sizes());
+    checks::same_device(block_table, "block_table", q_data, "q");
+    detail::check_indices(indices, context_lens);
+    const int num_sms = runtime::get_num_sms();
+    checks::dtype(schedule_meta, "schedule_meta", {at::kInt});
+    DG_CHECK_ARG(schedule_meta.sizes() == at::IntArrayRef({num_sms + 1, 2}), "schedule_meta", "must have shape [",
+                 num_sms + 1, ", 2] (get_num_sms() is ", num_sms,
+                 "; build it with get_paged_mqa_logits_metadata(context_lens, block_kv, get_num_sms())), got ",
+                 schedule_meta.sizes());
+    checks::same_device(schedule_meta, "schedule_meta", q_data, "q");
+    DG_CHECK_ARG(max_context_len >= 0, "max_context_len", "must be non-negative, got ", max_context_len);
 
-  const int64_t cols = max_context_len;
-  const int64_t row_stride = align<int64_t>(align<int64_t>(cols, 256), detail::row_align(logits_dtype));
-  auto out = detail::strided_logits(rows, rows, cols, row_stride, logits_dtype, q_data.device());
-  if (out.numel() == 0) return out;
+    const int64_t cols = max_context_len;
+    const int64_t row_stride = align<int64_t>(align<int64_t>(cols, 256), detail::row_align(logits_dtype));
+    auto out = detail::strided_logits(rows, rows, cols, row_stride, logits_dtype, q_data.device());
+    if (out.numel() == 0) return out;
 
-  // Block ids each row reads: [rows, nb] (-1 where the row has no valid entry).
-  const auto long_opts = q_data.options().dtype(at::kLong);
-  const int64_t nb = std::min<int64_t>(ceil_div<int64_t>(cols, block_kv), block_table.size(1));
-  const auto sequence =
-      indices.has_value() ? indices->to(at::kLong) : at::arange(batch, long_opts).repeat_interleave(next_n);
-  const auto sequence_ok = at::logical_and(sequence >= 0, sequence < block_table.size(0));
-  at::Tensor ids = at::full({rows, nb}, -1, long_opts);
-  if (nb > 0 && block_table.size(0) > 0) {
-    const auto picked = block_table.narrow(1, 0, nb).to(at::kLong).index_select(0, at::where(sequence_ok, sequence, 0));
-    ids = at::where(sequence_ok.unsqueeze(1), picked, ids);
-  }
-  const auto block_ok = at::logical_and(ids >= 0, ids < num_blocks);
+    // Block ids each row reads: [rows, nb] (-1 where the row has no valid entry).
+    const auto long_opts = q_data.options().dtype(at::kLong);
+    const int64_t nb = std::min<int64_t>(ceil_div<int64_t>(cols, block_kv), block_table.size(1));
+    const auto sequence =
+        indices.has_value() ? indices->to(at::kLong) : at::arange(batch, long_opts).repeat_interleave(next_n);
+    const auto sequence_ok = at::logical_and(sequence >= 0, sequence < block_table.size(0));
+    at::Tensor ids = at::full({rows, nb}, -1, long_opts);
+    if (nb > 0 && block_table.size(0) > 0) {
+      const auto picked =
+          block_table.narrow(1, 0, nb).to(at::kLong).index_select(0, at::where(sequence_ok, sequence, 0));
+      ids = at::where(sequence_ok.unsqueeze(1), picked, ids);
+    }
+    const auto block_ok = at::logical_and(ids >= 0, ids < num_blocks);
 
-  // The bytes of every block a row reads, then its values and scales.
-  at::Tensor bytes = at::zeros({rows * nb, block_kv * token_bytes}, kv_cache.options());
-  if (num_blocks > 0 && rows * nb > 0) {
-    const auto per_block =
-        kv_cache.as_strided({num_blocks, block_kv * token_bytes}, {kv_cache.stride(0), 1}, kv_cache.storage_offset());
-    bytes = per_block.index_select(0, at::where(block_ok, ids, 0).flatten());
-  }
-  const auto raw_values = bytes.narrow(1, 0, block_kv * value_bytes).reshape({rows, nb * block_kv, value_bytes});
-  const auto scales = bytes.narrow(1, block_kv * value_bytes, block_kv * 4)
-                          .contiguous()
-                          .view(Q.fp4 ? at::kInt : at::kFloat)  // 4 bytes -> one scale per token
-                          .reshape({rows, nb * block_kv});
-  const auto kv_values = Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(raw_values.view(at::kChar)), scales)
-                               : raw_values.view(at::kFloat8_e4m3fn).to(at::kFloat) * scales.unsqueeze(-1);
+    // The bytes of every block a row reads, then its values and scales.
+    at::Tensor bytes = at::zeros({rows * nb, block_kv * token_bytes}, kv_cache.options());
+    if (num_blocks > 0 && rows * nb > 0) {
+      const auto per_block =
+          kv_cache.as_strided({num_blocks, block_kv * token_bytes}, {kv_cache.stride(0), 1}, kv_cache.storage_offset());
+      bytes = per_block.index_select(0, at::where(block_ok, ids, 0).flatten());
+    }
+    const auto raw_values = bytes.narrow(1, 0, block_kv * value_bytes).reshape({rows, nb * block_kv, value_bytes});
+    const auto scales = bytes.narrow(1, block_kv * value_bytes, block_kv * 4)
+                            .contiguous()
+                            .view(Q.fp4 ? at::kInt : at::kFloat)  // 4 bytes -> one scale per token
+                            .reshape({rows, nb * block_kv});
+    const auto kv_values = Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(raw_values.view(at::kChar)), scales)
+                                 : raw_values.view(at::kFloat8_e4m3fn).to(at::kFloat) * scales.unsqueeze(-1);
 
-  const auto q_values = detail::dequantize_query(q).reshape({rows, Q.heads, Q.head_dim});
-  auto logits = detail::weighted_relu_logits(q_values, kv_values, weights);  // [rows, nb * block_kv]
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  logits = at::where(block_ok.repeat_interleave(block_kv, 1), logits, at::full({}, nan, logits.options()));
-  if (nb * block_kv >= cols) {
-    logits = logits.narrow(1, 0, cols);
-  } else {  // the block table ends before max_context_len
-    logits = at::cat({logits, at::full({rows, cols - nb * block_kv}, nan, logits.options())}, 1);
-  }
-  const auto keys = at::arange(cols, long_opts).unsqueeze(0);
-  const auto lens = context_lens.reshape({rows, 1}).to(at::kLong);
-  out.copy_(at::where(keys < lens, logits, detail::neg_inf_like(logits)));
-  return out;
+    const auto q_values = detail::dequantize_query(q).reshape({rows, Q.heads, Q.head_dim});
+    auto logits = detail::weighted_relu_logits(q_values, kv_values, weights);  // [rows, nb * block_kv]
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    logits = at::where(block_ok.repeat_interleave(block_kv, 1), logits, at::full({}, nan, logits.options()));
+    if (nb * block_kv >= cols) {
+      logits = logits.narrow(1, 0, cols);
+    } else {  // the block table ends before max_context_len
+      logits = at::cat({logits, at::full({rows, cols - nb * block_kv}, nan, logits.options())}, 1);
+    }
+    const auto keys = at::arange(cols, long_opts).unsqueeze(0);
+    const auto lens = context_lens.reshape({rows, 1}).to(at::kLong);
+    out.copy_(at::where(keys < lens, logits, detail::neg_inf_like(logits)));
+    return out;
+  });
 }
 
 inline at::Tensor fp8_paged_mqa_logits(const at::Tensor& q, const at::Tensor& kv_cache, const at::Tensor& weights,

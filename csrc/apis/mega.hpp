@@ -131,6 +131,7 @@ inline MoeCall check_fused(const FusedArgs& a) {
   checks::dtype(a.y, "y", {at::kBFloat16});
   checks::dim(a.y, "y", 2);
   checks::row_major(a.y, "y");
+  checks::no_internal_overlap(a.y, "y");
   const int64_t T = a.y.size(0), H = a.y.size(1);
   DG_CHECK_ARG(H > 0 && (!fp8 || H % kSfElemsPerWord == 0), "y", "must have a hidden size (size(1)) that is ",
                fp8 ? "a positive multiple of 128 for FP8 x FP4" : "positive", ", got ", H);
@@ -170,6 +171,9 @@ inline MoeCall check_fused(const FusedArgs& a) {
   checks::dtype(a.buffer, "sym_buffer", {at::kChar, at::kByte});
   checks::dim(a.buffer, "sym_buffer", 1);
   DG_CHECK_ARG(a.buffer.is_contiguous(), "sym_buffer", "must be contiguous");
+  // Its regions are viewed as int64, float32 and int32 tensors (and read by TMA on the GPU).
+  DG_CHECK_ARG(a.buffer.storage_offset() % 16 == 0, "sym_buffer", "must start 16-byte aligned in its storage, got ",
+               "storage offset ", a.buffer.storage_offset());
   DG_CHECK_ARG(a.buffer.numel() == call.layout.num_bytes, "sym_buffer", "has ", a.buffer.numel(),
                " bytes, but the layout of this call (", R, " ranks, ", a.num_experts, " experts, ",
                a.num_max_tokens_per_rank, " tokens per rank, top-", a.num_topk, ", hidden ", H, ", intermediate ", I,
@@ -180,6 +184,7 @@ inline MoeCall check_fused(const FusedArgs& a) {
     checks::same_device(*a.stats, "cumulative_local_expert_recv_stats", a.y, "y");
     checks::dtype(*a.stats, "cumulative_local_expert_recv_stats", {at::kInt});
     checks::shape(*a.stats, "cumulative_local_expert_recv_stats", {E_l});
+    checks::no_internal_overlap(*a.stats, "cumulative_local_expert_recv_stats");
     DG_CHECK_ARG(!a.stats->is_alias_of(a.buffer) && !a.stats->is_alias_of(a.y), "cumulative_local_expert_recv_stats",
                  "must not share memory with 'sym_buffer' or 'y'");
   }
@@ -254,6 +259,7 @@ inline void bf16_mega_moe(const at::Tensor& y, const at::Tensor& l1_weights, con
 inline void _sum_combined_for_mega_moe(const at::Tensor& y, const at::Tensor& combine, const at::Tensor& topk_idx) {
   checks::dtype(y, "y", {at::kBFloat16});
   checks::dim(y, "y", 2);
+  checks::no_internal_overlap(y, "y");
   checks::dtype(combine, "combine", {at::kBFloat16});
   checks::dim(combine, "combine", 3);
   checks::same_device(combine, "combine", y, "y");

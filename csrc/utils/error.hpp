@@ -54,6 +54,28 @@ inline std::string op_prefix() { return std::string(current_op_name ? current_op
   __builtin_unreachable();
 }
 
+inline bool names_current_op(const c10::Error& e) {
+  return e.msg().rfind(op_prefix(), 0) == 0;
+}
+
+// Runs `body` and gives any ATen error raised inside it the op's name.  For ops whose arguments
+// size what they allocate (a logits row of max_context_len, a schedule of num_sms rows): the
+// arguments can be valid yet too large for the device, and the allocator's error says nothing of
+// the op.  Errors the op raised itself pass through unchanged; out of memory stays OutOfMemoryError.
+template <typename Body>
+decltype(auto) naming_errors(Body&& body) {
+  try {
+    return body();
+  } catch (const c10::OutOfMemoryError& e) {
+    if (names_current_op(e)) throw;
+    TORCH_CHECK_WITH(OutOfMemoryError, false, op_prefix(), e.msg());
+    __builtin_unreachable();
+  } catch (const c10::Error& e) {
+    if (names_current_op(e)) throw;
+    fail_unsupported(e.msg());
+  }
+}
+
 }  // namespace deep_gemm
 
 #define DG_CHECK_ARG(cond, arg, ...)                              \

@@ -183,6 +183,10 @@ def _m_bf16(device: torch.device, nn: bool) -> list[Sample]:
     out.append(
         Sample("psum", (bf16(m, 64, device=device), b, bf16(m, 16, device=device), psum), {"use_psum_layout": True})
     )
+    # No rows at all.
+    b = bf16(2, 64, 16, device=device) if nn else bf16(2, 16, 64, device=device)
+    ids = torch.empty(0, dtype=torch.int32, device=device)
+    out.append(Sample("m0", (bf16(0, 64, device=device), b, bf16(0, 16, device=device), ids)))
     return out
 
 
