@@ -54,9 +54,7 @@ inline std::string op_prefix() { return std::string(current_op_name ? current_op
   __builtin_unreachable();
 }
 
-inline bool names_current_op(const c10::Error& e) {
-  return e.msg().rfind(op_prefix(), 0) == 0;
-}
+inline bool names_current_op(const c10::Error& e) { return e.msg().rfind(op_prefix(), 0) == 0; }
 
 // Runs `body` and gives any ATen error raised inside it the op's name.  For ops whose arguments
 // size what they allocate (a logits row of max_context_len, a schedule of num_sms rows): the
