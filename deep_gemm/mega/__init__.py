@@ -236,8 +236,8 @@ class SymmBuffer:
         self.buffer_ptrs = [0] * num_ranks
         views = _region_views("SymmBuffer", self.buffer, self.layout_info)
         self._views = views
-        self.x, self.x_sf = views["x"], views["x_sf"]
-        self.topk_idx, self.topk_weights = views["topk_idx"], views["topk_weights"]
+        self.x, self.x_sf = _need(views, "x"), views["x_sf"]
+        self.topk_idx, self.topk_weights = _need(views, "topk_idx"), _need(views, "topk_weights")
         self.l1_acts, self.l1_acts_sf = views["l1_token"], views["l1_sf"]
         self.l2_acts, self.l2_acts_sf = views["l2_token"], views["l2_sf"]
         self.shared_l1_acts_sf = views["shared_l1_sf"]
@@ -502,6 +502,14 @@ class _Dispatch:
     payload: torch.Tensor  # uint8 [n, row bytes]: token, its scales, (token, slot, local expert), weight
 
 
+def _need(views: dict[str, torch.Tensor | None], key: str) -> torch.Tensor:
+    """A region every buffer has (only the scale-factor regions are absent for bf16)."""
+    view = views[key]
+    if view is None:
+        raise RuntimeError(f"deep_gemm.mega: the symmetric buffer has no '{key}' region")
+    return view
+
+
 def _plan_dispatch(op: str, y: Any, sb: SymmBuffer) -> _Dispatch:
     """Check what routing needs (the op checks the rest) and pack the rows each rank receives."""
     if not isinstance(y, torch.Tensor) or y.dim() != 2:
@@ -551,17 +559,17 @@ def _receive(sb: SymmBuffer, rows: torch.Tensor, counts: torch.Tensor) -> None:
         raise RuntimeError(
             f"Mega MoE: {n} rows reached rank {sb.rank}, more than its receive capacity {sb.num_ring_tokens}"
         )
-    col = sb.hidden * views["x"].element_size()
-    views["l1_token"][:n].view(torch.uint8).copy_(rows[:, :col])
+    col = sb.hidden * _need(views, "x").element_size()
+    _need(views, "l1_token")[:n].view(torch.uint8).copy_(rows[:, :col])
     if views["l1_sf"] is not None:
         width = views["l1_sf"].shape[1] * 4
         views["l1_sf"][:n] = rows[:, col : col + width].contiguous().view(torch.int32)
         col += width
-    info = views["recv_info"][:n]
+    info = _need(views, "recv_info")[:n]
     info[:, 0] = torch.repeat_interleave(torch.arange(sb.num_ranks, device=rows.device), counts)
     info[:, 1:] = rows[:, col : col + 12].contiguous().view(torch.int32)
-    views["recv_weights"][:n] = rows[:, col + 12 : col + 16].contiguous().view(torch.float32).squeeze(1)
-    views["workspace"][0] = n
+    _need(views, "recv_weights")[:n] = rows[:, col + 12 : col + 16].contiguous().view(torch.float32).squeeze(1)
+    _need(views, "workspace")[0] = n
 
 
 def _agree(sb: SymmBuffer, error: BaseException | None) -> None:
@@ -606,12 +614,12 @@ def _run_across_ranks(op: str, y: torch.Tensor, sb: SymmBuffer, stats: torch.Ten
     except Exception as exc:
         error = exc
     _agree(sb, error)
-    if isinstance(stats, torch.Tensor):
+    if isinstance(stats, torch.Tensor) and new_stats is not None:
         stats.copy_(new_stats)
     # Combine: every output row goes back to its token's rank, in the order it came.
-    outputs = views["l2_out"][: received.shape[0]].view(torch.uint8)
+    outputs = _need(views, "l2_out")[: received.shape[0]].view(torch.uint8)
     returned = outputs.new_empty((plan.payload.shape[0], outputs.shape[1]))
     dist.all_to_all_single(returned, outputs, send_splits, recv_splits, group=group)
-    combine = views["combine"]
+    combine = _need(views, "combine")
     combine[plan.slots, plan.tokens] = returned.view(torch.bfloat16)
     torch.ops.deep_gemm._sum_combined_for_mega_moe(y, combine, views["topk_idx"])
