@@ -5,7 +5,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD_ENV := CC=gcc CXX=g++ MAX_JOBS=$(shell nproc)
 
-.PHONY: help setup regenerate check verify build lint typecheck test test-only bench demo clean
+# Hand-written C++ for clang-format (.clang-format); csrc/generated/ is written by python -m codegen.
+CPP_SOURCES = $(shell find csrc \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
+                -not -path 'csrc/generated/*' | LC_ALL=C sort)
+
+.PHONY: help setup hooks regenerate check verify build lint format typecheck stubtest test test-only bench demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -18,6 +22,9 @@ $(VENV)/.installed: requirements-dev.txt
 	touch $@
 
 setup: $(VENV)/.installed ## create .venv with torch (CPU) and the dev tools
+
+hooks: setup ## install the git pre-commit hooks (.pre-commit-config.yaml)
+	$(VENV)/bin/pre-commit install
 
 regenerate: setup ## regenerate every file made from ops.yaml
 	$(PY) -m codegen regenerate
@@ -32,18 +39,27 @@ build: setup ## build deep_gemm/_C_extension.abi3.so in place (CPU, or CUDA when
 	$(PY) -m codegen check --quiet
 	$(BUILD_ENV) $(PY) setup.py -q build_ext --inplace
 
-lint: setup ## ruff lint and format check
+lint: setup ## ruff lint and format check, clang-format check of the hand-written C++
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/clang-format --dry-run --Werror $(CPP_SOURCES)
 
-typecheck: setup ## mypy --strict on the generator
+format: setup ## apply ruff format and clang-format
+	$(PY) -m ruff format .
+	$(VENV)/bin/clang-format -i $(CPP_SOURCES)
+
+typecheck: setup ## mypy --strict on the generator and tools, and on examples/typed_usage.py (the stub as users see it)
 	$(PY) -m mypy
+	$(PY) -m mypy --strict examples/typed_usage.py
+
+stubtest: build ## mypy stubtest: the generated stubs against the built extension
+	$(PY) tools/stubtest.py
 
 test-only: ## run pytest on what is already built
 	$(PY) -m pytest -q
 
-test: check verify build ## what CI runs: drift check, build, lint, types, then the tests
-	$(MAKE) --no-print-directory lint typecheck
+test: check verify build ## what CI runs: drift check, C++ verify, build, lint, types, stubtest, then the tests
+	$(MAKE) --no-print-directory lint typecheck stubtest
 	$(PY) -m pytest -q
 
 bench: build ## benchmark tables (host overhead, tooling)

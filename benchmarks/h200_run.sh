@@ -6,6 +6,11 @@ set -uo pipefail
 OUT=${OUT:-h200-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 CC=gcc CXX=g++ MAX_JOBS=$(nproc)
+# Python packages the GPU image lacks (libclang, mypy) travel as wheels in .whl/ when present.
+if compgen -G ".whl/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
   python3 -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'python', sys.version.split()[0])"
@@ -17,6 +22,6 @@ echo "build rc=$? in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 tail -20 "$OUT/build.log"
 readelf -d deep_gemm/_C_extension*.so | grep NEEDED | tee -a "$OUT/env.txt"
 start=$(date +%s)
-timeout 420 python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest.log" | tail -40
+timeout 480 python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest.log" | tail -40
 echo "pytest done in $(( $(date +%s) - start )) s" | tee -a "$OUT/env.txt"
 PYTHONPATH=. python3 benchmarks/gemm.py --markdown "$OUT/gemm.md" 2>&1 | tee "$OUT/gemm.log" | tail -25

@@ -8,6 +8,17 @@ Note [Templates hold no logic]
 A template receives lists of finished lines and loops over them.  It makes no
 decision and computes no name, so reading one shows the shape of the file it
 makes, and reading this module shows everything that varies.
+
+Note [Guards in the stub]
+~~~~~~~~~~~~~~~~~~~~~~~~~
+An op under a guard exists only in builds where the guard holds: the shim
+defines it inside ``if _GUARD_<NAME>:``, ``_GUARD_<NAME>`` being a bool the
+shim computes at import.  The stub says the same thing in the same words: it
+declares ``_GUARD_<NAME>: bool`` and puts the op's stub (and its ``__all__``
+entries) under ``if _GUARD_<NAME>:``.  A type checker that knows nothing of
+the build sees both branches, so the op is typed for users of any build;
+``tools/stubtest.py`` tells mypy each flag's value in the build it checks
+(``always_true`` / ``always_false``), so stubtest compares like with like.
 """
 
 from __future__ import annotations
@@ -69,12 +80,17 @@ def _family_cpp(manifest: Manifest, family: Family) -> dict[str, object]:
     }
 
 
+def guard_var(guard: str) -> str:
+    """The module-level bool of ``deep_gemm._C`` (and its stub) saying whether ``guard``'s ops exist."""
+    return f"_GUARD_{guard.upper()}"
+
+
 def _guard_groups(manifest: Manifest) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     for guard in manifest.guards.values():
         names = [op.name for op in manifest.ops if op.guard == guard.name]
         if names:
-            out.append({"var": f"_GUARD_{guard.name.upper()}", "name": guard.name, "ops": repr(tuple(names))})
+            out.append({"var": guard_var(guard.name), "name": guard.name, "ops": repr(tuple(names))})
     return out
 
 
@@ -95,7 +111,7 @@ def _shim(manifest: Manifest) -> dict[str, object]:
             if op.fake is not None and op.fake.kind == "function":
                 body.append(f"_register_fake({manifest.library + '::' + op.name!r}, {op.fake.function!r})")
             if op.guard:
-                blocks.append([f"if _GUARD_{op.guard.upper()}:", *_indent(body, True)])
+                blocks.append([f"if {guard_var(op.guard)}:", *_indent(body, True)])
             else:
                 blocks.append(body)
         families.append({"name": fam.name, "doc": fam.doc.splitlines()[0], "blocks": blocks})
@@ -108,16 +124,38 @@ def _shim(manifest: Manifest) -> dict[str, object]:
 
 
 def _stub(manifest: Manifest) -> dict[str, object]:
+    """The stub mirrors the shim: a guarded op sits under ``if _GUARD_<NAME>:`` in both
+    (Note [Guards in the stub])."""
     blocks = []
     exported: list[str] = []
+    guarded_exports: dict[str, list[str]] = {}
     for op in manifest.ops:
         lines = StubFunction(op).lines()
+        names = [op.name, *op.aliases] if op.python.export else []
         if op.guard:
-            lines = [f"# Present only in builds with guard '{op.guard}' ({manifest.guards[op.guard].cpp}).", *lines]
+            lines = [f"if {guard_var(op.guard)}:", *_indent(lines, True)]
+            guarded_exports.setdefault(op.guard, []).extend(names)
+        else:
+            exported += names
         blocks.append(lines)
-        if op.python.export:
-            exported += [op.name, *op.aliases]
-    return {"header_comment": HEADER, "blocks": blocks, "all": [repr(n) for n in exported]}
+    guards = []
+    for guard in manifest.guards.values():
+        if any(op.guard == guard.name for op in manifest.ops):
+            guards.append(
+                f"# Whether this build has the ops of guard '{guard.name}' ({guard.cpp}); they sit under it below."
+            )
+            guards += [f"{guard_var(guard.name)}: bool", ""]
+    extend = []
+    for name, guarded in guarded_exports.items():
+        if guarded:
+            extend += [f"if {guard_var(name)}:", f"    __all__ += [{', '.join(repr(n) for n in guarded)}]"]
+    return {
+        "header_comment": HEADER,
+        "guards": guards,
+        "blocks": blocks,
+        "all": [repr(n) for n in exported],
+        "extend_all": extend,
+    }
 
 
 def _docs(manifest: Manifest) -> dict[str, object]:

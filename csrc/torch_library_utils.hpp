@@ -21,8 +21,8 @@
 namespace deep_gemm::torch_utils {
 
 inline int to_int(int64_t value, const char* arg) {
-  DG_CHECK_ARG(value >= std::numeric_limits<int>::min() && value <= std::numeric_limits<int>::max(), arg,
-               "is ", value, ", which does not fit a 32-bit int");
+  DG_CHECK_ARG(value >= std::numeric_limits<int>::min() && value <= std::numeric_limits<int>::max(), arg, "is ", value,
+               ", which does not fit a 32-bit int");
   return static_cast<int>(value);
 }
 

@@ -1022,6 +1022,20 @@ def get_token_alignment_for_mega_moe():
     return _call_get_token_alignment_for_mega_moe()
 _present(['get_token_alignment_for_mega_moe'])
 
+_overload_get_ring_limit_for_mega_moe = _ops.get_ring_limit_for_mega_moe.default
+_call_get_ring_limit_for_mega_moe = _overload_get_ring_limit_for_mega_moe._op
+
+def get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks, /):
+    """(min, max) ring sizes in tokens for a configuration: min = tokens * ranks (one expert per wave),
+    max = min(tokens * ranks * experts_per_rank, align(tokens * ranks * topk + experts_per_rank * 383, 384)).
+    num_max_tokens_per_rank must be a multiple of 384. This build's SymmBuffer sizes its receive
+    region for the worst case instead of a ring, so the limits only inform callers that size rings.
+    """
+    if _compiling():
+        return _overload_get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks)
+    return _call_get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks)
+_present(['get_ring_limit_for_mega_moe'])
+
 _overload_get_symm_buffer_size_for_mega_moe = _ops.get_symm_buffer_size_for_mega_moe.default
 _call_get_symm_buffer_size_for_mega_moe = _overload_get_symm_buffer_size_for_mega_moe._op
 

@@ -4,6 +4,9 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
+# Whether this build has the ops of guard 'cuda' (defined(DG_WITH_CUDA)); they sit under it below.
+_GUARD_CUDA: bool
+
 __all__ = [
     'set_num_sms',
     'get_num_sms',
@@ -49,10 +52,6 @@ __all__ = [
     'm_grouped_bf16_gemm_nt_masked',
     'bf16_m_grouped_gemm_nt_masked',
     'k_grouped_bf16_gemm_tn_contiguous',
-    'cublaslt_gemm_nt',
-    'cublaslt_gemm_nn',
-    'cublaslt_gemm_tn',
-    'cublaslt_gemm_tt',
     'einsum',
     'fp8_einsum',
     'fp8_gemm_nt_skip_head_mid',
@@ -63,6 +62,8 @@ __all__ = [
     'fp8_paged_mqa_logits',
     'tf32_hc_prenorm_gemm',
 ]
+if _GUARD_CUDA:
+    __all__ += ['cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt']
 
 FAMILIES: dict[str, list[str]]
 
@@ -250,24 +251,24 @@ def k_grouped_bf16_gemm_tn_contiguous(a: Tensor, b: Tensor, d: Tensor, ks_cpu: S
     use_psum_layout as there.
     """
 
-# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
-def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
-    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
-    CUDA builds only.
-    """
+if _GUARD_CUDA:
+    def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+        """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+        float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+        CUDA builds only.
+        """
 
-# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
-def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-    """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
+if _GUARD_CUDA:
+    def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+        """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
 
-# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
-def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
+if _GUARD_CUDA:
+    def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+        """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
 
-# Present only in builds with guard 'cuda' (defined(DG_WITH_CUDA)).
-def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
+if _GUARD_CUDA:
+    def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+        """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
 
 def einsum(expr: str, a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, use_cublaslt: bool = False) -> None:
     """One of three fixed contractions of bf16 operands, accumulated in float32 (expr is matched exactly):
@@ -370,6 +371,13 @@ def tf32_hc_prenorm_gemm(a: Tensor, b: Tensor, d: Tensor, sqr_sum: Tensor, num_s
 def get_token_alignment_for_mega_moe() -> int:
     """The multiple every num_max_tokens_per_rank must be: 384, the LCM of the candidate BLOCK_M
     values {8, 16, 32, 64, 96, 128, 192}.
+    """
+
+def get_ring_limit_for_mega_moe(num_max_tokens_per_rank: int, num_experts_per_rank: int, num_topk: int, num_ranks: int, /) -> tuple[int, int]:
+    """(min, max) ring sizes in tokens for a configuration: min = tokens * ranks (one expert per wave),
+    max = min(tokens * ranks * experts_per_rank, align(tokens * ranks * topk + experts_per_rank * 383, 384)).
+    num_max_tokens_per_rank must be a multiple of 384. This build's SymmBuffer sizes its receive
+    region for the worst case instead of a ring, so the limits only inform callers that size rings.
     """
 
 def get_symm_buffer_size_for_mega_moe(num_ranks: int, num_experts: int, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, mma_type: str, activation: str, num_shared_experts: int = 0) -> tuple[int, list[int]]:

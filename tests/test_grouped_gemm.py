@@ -13,13 +13,11 @@ from typing import Any
 
 import pytest
 import torch
-from opcheck_util import opcheck
 
 import deep_gemm
 from codegen.spelling.python import params
 from manifest import OPS
 from reference import F64, ceil_div, dequant_f64, ue8m0_to_f64
-from samples import REGISTRY, Sample, clone_args
 from samples import grouped_gemm as gs
 
 ENTRIES = ["legacy", "package", "torch_ops"]
@@ -742,41 +740,3 @@ def test_bf16_grouped_bad_input() -> None:
             use_psum_layout=True,
         )
     assert_same_bits(d, before)
-
-
-# ---- every sample: opcheck and immutability --------------------------------------------------------
-
-SAMPLE_OPS = GROUPED_OPS + CUBLASLT_OPS
-
-
-def _sample(name: str, sample_name: str, device: torch.device) -> Sample:
-    for s in REGISTRY[name](device):
-        if s.name == sample_name:
-            return s
-    raise KeyError(sample_name)
-
-
-SAMPLE_IDS = [(name, s.name) for name in SAMPLE_OPS for s in REGISTRY[name](torch.device("cpu"))]
-
-
-@pytest.mark.parametrize("name,sample_name", SAMPLE_IDS, ids=[f"{n}-{s}" for n, s in SAMPLE_IDS])
-def test_samples_opcheck(name: str, sample_name: str, device: torch.device) -> None:
-    if not has_op(name):
-        pytest.skip(f"{name} is not in this build")
-    s = _sample(name, sample_name, device)
-    opcheck(getattr(torch.ops.deep_gemm, name).default, s.args, s.kwargs)
-
-
-@pytest.mark.parametrize("name,sample_name", SAMPLE_IDS, ids=[f"{n}-{s}" for n, s in SAMPLE_IDS])
-def test_samples_leave_inputs_unchanged(name: str, sample_name: str, device: torch.device) -> None:
-    if not has_op(name):
-        pytest.skip(f"{name} is not in this build")
-    s = clone_args(_sample(name, sample_name, device))
-    arg_names = OPS[name].schema.arg_names
-    bound = dict(zip(arg_names, s.args))
-    bound.update(s.kwargs)
-    d = bound["d"]
-    inputs = {k: v.clone() for k, v in bound.items() if isinstance(v, torch.Tensor) and v is not d}
-    getattr(torch.ops.deep_gemm, name)(*s.args, **s.kwargs)
-    for key, before in inputs.items():
-        assert_same_bits(bound[key], before)

@@ -21,14 +21,10 @@ from mega_support import (
     symm_buffer,
     two_rank_worker,
 )
-from opcheck_util import opcheck
 
 import deep_gemm
 import deep_gemm.mega as mega
 from deep_gemm import _C
-from samples import load_all
-
-SAMPLES = load_all()
 
 
 def _seed() -> int:
@@ -456,9 +452,3 @@ def test_four_ranks_gloo() -> None:
 # ---- opcheck ----------------------------------------------------------------------------------
 
 OPS = ("fp8_fp4_mega_moe", "bf16_mega_moe", "_sum_combined_for_mega_moe")
-CASES = [(name, s) for name in OPS for s in SAMPLES[name](torch.device("cpu"))]
-
-
-@pytest.mark.parametrize("name,sample", CASES, ids=[f"{n}-{s.name}" for n, s in CASES])
-def test_opcheck(name: str, sample) -> None:
-    opcheck(getattr(torch.ops.deep_gemm, name).default, sample.args, sample.kwargs)

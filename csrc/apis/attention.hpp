@@ -35,9 +35,8 @@ using QueryPair = std::pair<at::Tensor, std::optional<at::Tensor>>;
 // ---------------------------------------------------------------------------
 
 inline void fp8_gemm_nt_skip_head_mid(const Pair& a, const Pair& b, const at::Tensor& d,
-                                      const std::tuple<int, int, int>& head_splits,
-                                      const std::optional<Recipe>& recipe, const std::string& compiled_dims,
-                                      bool disable_ue8m0_cast) {
+                                      const std::tuple<int, int, int>& head_splits, const std::optional<Recipe>& recipe,
+                                      const std::string& compiled_dims, bool disable_ue8m0_cast) {
   (void)disable_ue8m0_cast;  // only selects the scale format on GPUs; the reference accepts both
   scaled::check_compiled_dims(compiled_dims);
   const auto [left, mid, right] = head_splits;
@@ -222,15 +221,15 @@ inline at::Tensor fp8_fp4_mqa_logits(const QueryPair& q, const Pair& kv, const a
     const bool compressed = max_seqlen_k > 0;
     const int64_t cols = compressed ? max_seqlen_k : seq_kv;
     const int64_t elems = detail::row_align(logits_dtype);
-    const int64_t row_stride = compressed ? align<int64_t>(align<int64_t>(max_seqlen_k, 256), elems)
-                                          : align<int64_t>(seq_kv + 256, elems);
+    const int64_t row_stride =
+        compressed ? align<int64_t>(align<int64_t>(max_seqlen_k, 256), elems) : align<int64_t>(seq_kv + 256, elems);
     auto out = detail::strided_logits(seq, align<int64_t>(seq, 128 / Q.heads), cols, row_stride, logits_dtype,
                                       q_data.device());
     if (out.numel() == 0) return out;
 
     // Full [S, Skv] logits, then keys outside [ks, ke) set to -inf.
-    const auto kv_values = Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(kv_data), kv_sf)
-                                 : kv_data.to(at::kFloat) * kv_sf.unsqueeze(1);
+    const auto kv_values =
+        Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(kv_data), kv_sf) : kv_data.to(at::kFloat) * kv_sf.unsqueeze(1);
     const auto q_values = detail::dequantize_query(q);  // [S, H, D]
     const auto scores =
         at::matmul(q_values.reshape({seq * Q.heads, Q.head_dim}), kv_values.t()).view({seq, Q.heads, seq_kv}).relu_();
@@ -394,12 +393,13 @@ inline at::Tensor fp8_fp4_paged_mqa_logits(const QueryPair& q, const at::Tensor&
     // Block ids each row reads: [rows, nb] (-1 where the row has no valid entry).
     const auto long_opts = q_data.options().dtype(at::kLong);
     const int64_t nb = std::min<int64_t>(ceil_div<int64_t>(cols, block_kv), block_table.size(1));
-    const auto sequence = indices.has_value() ? indices->to(at::kLong)
-                                              : at::arange(batch, long_opts).repeat_interleave(next_n);
+    const auto sequence =
+        indices.has_value() ? indices->to(at::kLong) : at::arange(batch, long_opts).repeat_interleave(next_n);
     const auto sequence_ok = at::logical_and(sequence >= 0, sequence < block_table.size(0));
     at::Tensor ids = at::full({rows, nb}, -1, long_opts);
     if (nb > 0 && block_table.size(0) > 0) {
-      const auto picked = block_table.narrow(1, 0, nb).to(at::kLong).index_select(0, at::where(sequence_ok, sequence, 0));
+      const auto picked =
+          block_table.narrow(1, 0, nb).to(at::kLong).index_select(0, at::where(sequence_ok, sequence, 0));
       ids = at::where(sequence_ok.unsqueeze(1), picked, ids);
     }
     const auto block_ok = at::logical_and(ids >= 0, ids < num_blocks);
@@ -407,8 +407,8 @@ inline at::Tensor fp8_fp4_paged_mqa_logits(const QueryPair& q, const at::Tensor&
     // The bytes of every block a row reads, then its values and scales.
     at::Tensor bytes = at::zeros({rows * nb, block_kv * token_bytes}, kv_cache.options());
     if (num_blocks > 0 && rows * nb > 0) {
-      const auto per_block = kv_cache.as_strided({num_blocks, block_kv * token_bytes}, {kv_cache.stride(0), 1},
-                                                 kv_cache.storage_offset());
+      const auto per_block =
+          kv_cache.as_strided({num_blocks, block_kv * token_bytes}, {kv_cache.stride(0), 1}, kv_cache.storage_offset());
       bytes = per_block.index_select(0, at::where(block_ok, ids, 0).flatten());
     }
     const auto raw_values = bytes.narrow(1, 0, block_kv * value_bytes).reshape({rows, nb * block_kv, value_bytes});

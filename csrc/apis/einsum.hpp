@@ -203,8 +203,7 @@ inline void fp8_einsum(const std::string& expr, const Pair& a, const Pair& b, co
   output::check(d, c, out_shape, {weight_grad ? at::kFloat : at::kBFloat16});
   batched::writable(d, "d");
   if (d.numel() == 0) return;
-  const auto product =
-      at::einsum(expr, {batched::dequantize(x, sfx, grans_x), batched::dequantize(y, sfy, grans_y)});
+  const auto product = at::einsum(expr, {batched::dequantize(x, sfx, grans_x), batched::dequantize(y, sfy, grans_y)});
   output::write(d, c, product);
 }
 

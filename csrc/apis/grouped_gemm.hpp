@@ -76,8 +76,8 @@ inline void check_batched_scale_shape(const Batched& x, const scaled::Granularit
                  ", ", words, "] (packed UE8M0, K granularity ", g.k, "), got ", x.sf.sizes());
   } else {
     const int64_t rows = ceil_div<int64_t>(x.mn, g.mn);
-    DG_CHECK_ARG(x.sf.size(1) == rows && x.sf.size(2) == groups_k, x.sf_arg, "must have shape [", x.groups, ", ",
-                 rows, ", ", groups_k, "] for granularity (", g.mn, ", ", g.k, "), got ", x.sf.sizes());
+    DG_CHECK_ARG(x.sf.size(1) == rows && x.sf.size(2) == groups_k, x.sf_arg, "must have shape [", x.groups, ", ", rows,
+                 ", ", groups_k, "] for granularity (", g.mn, ", ", g.k, "), got ", x.sf.sizes());
   }
 }
 
@@ -91,9 +91,8 @@ inline at::Tensor unpack_ue8m0(const at::Tensor& packed) {
 // Scales [.., ceil(mn/g_mn), ceil(k/g_k)] (float32) or packed UE8M0 [.., mn, words]
 // -> float32 [.., mn, k], one scale per element (any number of leading dims).
 inline at::Tensor expand_scales(const at::Tensor& sf, int64_t mn, int64_t k, int gran_mn, int gran_k) {
-  const at::Tensor per_block = sf.scalar_type() == at::kInt
-                                   ? unpack_ue8m0(sf).narrow(-1, 0, ceil_div<int64_t>(k, gran_k))
-                                   : sf.to(at::kFloat);
+  const at::Tensor per_block =
+      sf.scalar_type() == at::kInt ? unpack_ue8m0(sf).narrow(-1, 0, ceil_div<int64_t>(k, gran_k)) : sf.to(at::kFloat);
   return per_block.repeat_interleave(gran_mn, -2).narrow(-2, 0, mn).repeat_interleave(gran_k, -1).narrow(-1, 0, k);
 }
 
@@ -115,7 +114,7 @@ inline Pair t3(const Pair& x, const char* data_arg, const char* sf_arg) {
 
 // Which rows of a [M, ...] contiguous layout belong to which of the G groups.
 struct RowGroups {
-  at::Tensor member;   // bool [M, G]: row r belongs to group g
+  at::Tensor member;  // bool [M, G]: row r belongs to group g
   at::Tensor padding;  // bool [M]: rows ensure_zero_padding zeroes (undefined when none)
 };
 
@@ -128,8 +127,8 @@ inline void check_contiguous_layout(const at::Tensor& layout, int64_t m, int64_t
                  "must hold one end row per group with use_psum_layout=True (", groups,
                  " entries, the groups of 'b'), got ", layout.size(0));
   } else {
-    DG_CHECK_ARG(layout.size(0) == m, "grouped_layout", "must hold one group id per row of 'a' (", m,
-                 " entries), got ", layout.size(0));
+    DG_CHECK_ARG(layout.size(0) == m, "grouped_layout", "must hold one group id per row of 'a' (", m, " entries), got ",
+                 layout.size(0));
   }
   if (expected_m_for_psum_layout.has_value()) {
     DG_CHECK_ARG(use_psum_layout, "expected_m_for_psum_layout", "is only allowed with use_psum_layout=True");
@@ -147,7 +146,9 @@ inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups,
     return {values.unsqueeze(1) == at::arange(groups, opts).unsqueeze(0), at::Tensor()};
   }
   const int64_t alignment = runtime::settings().mk_alignment;
-  const auto round_up = [&](const at::Tensor& x) { return at::floor_divide(x + (alignment - 1), alignment) * alignment; };
+  const auto round_up = [&](const at::Tensor& x) {
+    return at::floor_divide(x + (alignment - 1), alignment) * alignment;
+  };
   const auto prev_ends = at::cat({at::zeros({1}, opts), values}).narrow(0, 0, groups);
   const auto starts = round_up(prev_ends).unsqueeze(0);
   const auto ends = values.unsqueeze(0);
@@ -161,8 +162,7 @@ inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups,
 
 // d [M, N] <- for each row, the product of its group (float32 a_f [M, K] times
 // b_f[g]^T); rows of no group keep their value, padding rows become zero.
-inline void write_contiguous(const at::Tensor& d, const at::Tensor& a_f, const at::Tensor& b_f,
-                             const RowGroups& rows) {
+inline void write_contiguous(const at::Tensor& d, const at::Tensor& a_f, const at::Tensor& b_f, const RowGroups& rows) {
   const int64_t groups = b_f.size(0);
   auto result = at::zeros({d.size(0), d.size(1)}, d.options().dtype(at::kFloat));
   for (int64_t g = 0; g < groups; ++g) {
@@ -183,8 +183,8 @@ inline void check_masked(const at::Tensor& masked_m, int64_t groups, int expecte
   checks::dtype(masked_m, "masked_m", {at::kInt});
   checks::dim(masked_m, "masked_m", 1);
   checks::same_device(masked_m, "masked_m", d, "d");
-  DG_CHECK_ARG(masked_m.size(0) == groups, "masked_m", "must hold one row count per group (", groups,
-               " entries), got ", masked_m.size(0));
+  DG_CHECK_ARG(masked_m.size(0) == groups, "masked_m", "must hold one row count per group (", groups, " entries), got ",
+               masked_m.size(0));
   DG_CHECK_ARG(expected_m > 0, "expected_m", "must be positive (a hint of the typical rows per group), got ",
                expected_m);
 }
@@ -207,8 +207,8 @@ struct KGroups {
   int64_t end = 0;  // one past the last row of the last group
 };
 
-inline KGroups resolve_k_groups(const std::optional<std::vector<int>>& ks_cpu, const at::Tensor& layout,
-                                int64_t groups, bool use_psum_layout) {
+inline KGroups resolve_k_groups(const std::optional<std::vector<int>>& ks_cpu, const at::Tensor& layout, int64_t groups,
+                                bool use_psum_layout) {
   checks::dtype(layout, "grouped_layout", {at::kInt});
   checks::dim(layout, "grouped_layout", 1);
   DG_CHECK_ARG(layout.size(0) == groups, "grouped_layout", "must hold one entry per group (", groups,
@@ -235,8 +235,7 @@ inline KGroups resolve_k_groups(const std::optional<std::vector<int>>& ks_cpu, c
     for (int64_t g = 0; g < groups; ++g) {
       const int64_t start = align<int64_t>(prev_end, alignment);
       const int64_t end = ends[g].item<int64_t>();
-      DG_CHECK_ARG(end >= start, "grouped_layout", "entry ", g, " ends at ", end, " before its aligned start ",
-                   start);
+      DG_CHECK_ARG(end >= start, "grouped_layout", "entry ", g, " ends at ", end, " before its aligned start ", start);
       out.ks.push_back(end - start);
       prev_end = end;
     }
@@ -370,8 +369,8 @@ inline void m_grouped_fp8_fp4_gemm_nt_contiguous(const Pair& a, const Pair& b, c
   if (d.numel() == 0) return;
   const auto rows = grouped::row_groups(grouped_layout, A.mn, B.groups, use_psum_layout, ensure_zero_padding);
   const auto a_f = A.k == 0 ? at::zeros({A.mn, 0}, d.options().dtype(at::kFloat)) : scaled::dequantize(A, recipes.a);
-  const auto b_f = A.k == 0 ? at::zeros({B.groups, B.mn, 0}, d.options().dtype(at::kFloat))
-                            : grouped::dequantize(B, recipes.b);
+  const auto b_f =
+      A.k == 0 ? at::zeros({B.groups, B.mn, 0}, d.options().dtype(at::kFloat)) : grouped::dequantize(B, recipes.b);
   grouped::write_contiguous(d, a_f, b_f, rows);
 }
 
@@ -551,8 +550,7 @@ inline void k_grouped_fp8_gemm_nt_contiguous(const Pair& a, const Pair& b, const
     next += ceil_div<int64_t>(k, kGranK);
   }
   // Group g of x (flat) is [mn, k] row-major at element start * mn; its scales are columns of sf [mn, blocks].
-  const auto group_of = [&](const at::Tensor& x, const at::Tensor& sf, int64_t mn, size_t g, int64_t start,
-                            int64_t k) {
+  const auto group_of = [&](const at::Tensor& x, const at::Tensor& sf, int64_t mn, size_t g, int64_t start, int64_t k) {
     const auto data = x.narrow(0, start * mn, k * mn).reshape({mn, k}).to(at::kFloat);
     const auto scales = grouped::k_group_scales(sf.t(), block_of[g], k, kGranK).t();
     return data * scales;

@@ -58,7 +58,7 @@ inline void tf32_hc_prenorm_gemm(const at::Tensor& a, const at::Tensor& b, const
   const auto af = at::constant_pad_nd(a.to(at::kFloat), {0, pad}).reshape({m, splits, chunk}).transpose(0, 1);
   const auto bf = at::constant_pad_nd(b, {0, pad}).reshape({n, splits, chunk}).transpose(0, 1);
   const auto partial_d = at::bmm(af, bf.transpose(1, 2));  // [S, M, N]
-  const auto partial_sqr = af.square().sum(-1);            // [S, M]
+  const auto partial_sqr = af.square().sum(-1);  // [S, M]
   d.copy_(num_splits.has_value() ? partial_d : partial_d.squeeze(0));
   sqr_sum.copy_(num_splits.has_value() ? partial_sqr : partial_sqr.squeeze(0));
 }

@@ -205,8 +205,7 @@ inline at::Tensor copy_with_strides(const at::Tensor& sf) {
 
 }  // namespace detail
 
-inline at::Tensor transform_sf_into_required_layout(const at::Tensor& sf, int mn, int k,
-                                                    const std::vector<int>& recipe,
+inline at::Tensor transform_sf_into_required_layout(const at::Tensor& sf, int mn, int k, const std::vector<int>& recipe,
                                                     const std::optional<int>& num_groups,
                                                     const std::optional<bool>& is_sfa, bool disable_ue8m0_cast,
                                                     const std::optional<at::Tensor>& psum_layout) {
@@ -256,7 +255,8 @@ inline at::Tensor transform_sf_into_required_layout(const at::Tensor& sf, int mn
                  "are swapped), got strides ", sf.strides());
     return detail::copy_with_strides(sf);
   }
-  DG_CHECK_SUPPORTED(!disable_ue8m0_cast, "disable_ue8m0_cast=True is not supported on this GPU (it needs UE8M0 scales)");
+  DG_CHECK_SUPPORTED(!disable_ue8m0_cast,
+                     "disable_ue8m0_cast=True is not supported on this GPU (it needs UE8M0 scales)");
   at::Tensor per_row = sf;
   if (gran.mn != 1) {
     const auto index = at::floor_divide(at::arange(static_cast<int64_t>(mn), sf.options().dtype(at::kLong)), gran.mn);
@@ -266,8 +266,7 @@ inline at::Tensor transform_sf_into_required_layout(const at::Tensor& sf, int mn
 }
 
 inline void set_mk_alignment_for_contiguous_layout(int new_value) {
-  DG_CHECK_ARG(new_value > 0 && new_value % 32 == 0, "new_value", "must be a positive multiple of 32, got ",
-               new_value);
+  DG_CHECK_ARG(new_value > 0 && new_value % 32 == 0, "new_value", "must be a positive multiple of 32, got ", new_value);
   runtime::settings().mk_alignment = new_value;
 }
 

@@ -41,6 +41,21 @@ namespace deep_gemm::mega {
 
 inline int get_token_alignment_for_mega_moe() { return kTokenAlignment; }
 
+// The range of ring sizes (in tokens) that serves a configuration: at least every rank's tokens
+// for one expert per wave, at most all routed tokens plus a partial block per local expert.
+inline std::tuple<int64_t, int64_t> get_ring_limit_for_mega_moe(int num_max_tokens_per_rank, int num_experts_per_rank,
+                                                                int num_topk, int num_ranks) {
+  DG_CHECK_ARG(num_max_tokens_per_rank > 0 && num_max_tokens_per_rank % kTokenAlignment == 0, "num_max_tokens_per_rank",
+               "must be a positive multiple of ", kTokenAlignment, ", got ", num_max_tokens_per_rank);
+  DG_CHECK_ARG(num_experts_per_rank > 0, "num_experts_per_rank", "must be positive, got ", num_experts_per_rank);
+  DG_CHECK_ARG(num_topk > 0, "num_topk", "must be positive, got ", num_topk);
+  DG_CHECK_ARG(num_ranks > 0, "num_ranks", "must be positive, got ", num_ranks);
+  const int64_t tokens = static_cast<int64_t>(num_max_tokens_per_rank) * num_ranks;
+  const int64_t most = align<int64_t>(
+      tokens * num_topk + static_cast<int64_t>(num_experts_per_rank) * (kTokenAlignment - 1), kTokenAlignment);
+  return {tokens, std::min<int64_t>(tokens * num_experts_per_rank, most)};
+}
+
 inline std::tuple<int64_t, std::vector<int64_t>> get_symm_buffer_size_for_mega_moe(
     int num_ranks, int num_experts, int num_max_tokens_per_rank, int num_topk, int hidden, int intermediate_hidden,
     const std::string& mma_type, const std::string& activation, int num_shared_experts) {
@@ -53,9 +68,9 @@ inline std::tuple<int64_t, std::vector<int64_t>> get_symm_buffer_size_for_mega_m
 }
 
 inline std::vector<int64_t> _get_symm_buffer_views_for_mega_moe(const std::string& mma_type,
-                                                                int num_max_tokens_per_rank, int num_topk,
-                                                                int hidden, int intermediate_hidden,
-                                                                int num_shared_experts, int num_ring_tokens) {
+                                                                int num_max_tokens_per_rank, int num_topk, int hidden,
+                                                                int intermediate_hidden, int num_shared_experts,
+                                                                int num_ring_tokens) {
   const MmaType mma = parse_mma_type(mma_type, "mma_type");
   check_sizes(mma, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts);
   DG_CHECK_ARG(num_ring_tokens > 0 && num_ring_tokens % kTokenAlignment == 0, "num_ring_tokens",
@@ -141,7 +156,8 @@ inline MoeCall check_fused(const FusedArgs& a) {
   call.num_tokens = T;
   call.clamp = a.clamp;
   const int64_t E_l = call.experts_per_rank;
-  for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{a.l1, "l1_weights"}, {a.l2, "l2_weights"},
+  for (const auto& [t, name] : {std::pair<const at::Tensor&, const char*>{a.l1, "l1_weights"},
+                                {a.l2, "l2_weights"},
                                 {a.buffer, "sym_buffer"}}) {
     checks::same_device(t, name, a.y, "y");
   }
@@ -191,18 +207,15 @@ inline void run_fused(const MoeCall& call, const at::Tensor& y, const std::pair<
 }  // namespace detail
 
 // See Note [Mega MoE across ranks] (kernels/mega_moe.hpp) for what one call does.
-inline void fp8_fp4_mega_moe(const at::Tensor& y, const std::pair<at::Tensor, at::Tensor>& l1_weights,
-                             const std::pair<at::Tensor, at::Tensor>& l2_weights,
-                             const std::optional<at::Tensor>& shared_l1_weights,
-                             const std::optional<at::Tensor>& shared_l1_weights_sf,
-                             const std::optional<at::Tensor>& shared_l2_weights,
-                             const std::optional<at::Tensor>& shared_l2_weights_sf,
-                             const std::optional<at::Tensor>& cumulative_local_expert_recv_stats,
-                             const at::Tensor& sym_buffer, const std::vector<int>& sym_buffer_ptrs, int rank_idx,
-                             int num_max_tokens_per_rank, int num_experts, int num_topk,
-                             const std::tuple<int, int, int>& recipe, const std::string& activation,
-                             std::optional<float> activation_clamp, bool fast_math, std::optional<float> situ_beta,
-                             std::optional<float> situ_linear_beta) {
+inline void fp8_fp4_mega_moe(
+    const at::Tensor& y, const std::pair<at::Tensor, at::Tensor>& l1_weights,
+    const std::pair<at::Tensor, at::Tensor>& l2_weights, const std::optional<at::Tensor>& shared_l1_weights,
+    const std::optional<at::Tensor>& shared_l1_weights_sf, const std::optional<at::Tensor>& shared_l2_weights,
+    const std::optional<at::Tensor>& shared_l2_weights_sf,
+    const std::optional<at::Tensor>& cumulative_local_expert_recv_stats, const at::Tensor& sym_buffer,
+    const std::vector<int>& sym_buffer_ptrs, int rank_idx, int num_max_tokens_per_rank, int num_experts, int num_topk,
+    const std::tuple<int, int, int>& recipe, const std::string& activation, std::optional<float> activation_clamp,
+    bool fast_math, std::optional<float> situ_beta, std::optional<float> situ_linear_beta) {
   (void)fast_math;  // selects fast exp / reciprocal on GPUs; no effect on the reference
   DG_CHECK_ARG(recipe == std::make_tuple(1, 1, 32), "recipe", "must be (1, 1, 32) (per-token activations, FP4 ",
                "weights with 1 x 32 UE8M0 scales), got (", std::get<0>(recipe), ", ", std::get<1>(recipe), ", ",
@@ -212,10 +225,10 @@ inline void fp8_fp4_mega_moe(const at::Tensor& y, const std::pair<at::Tensor, at
                "only applies to activation 'situ', which is not supported");
   const bool has_shared = shared_l1_weights.has_value() || shared_l1_weights_sf.has_value() ||
                           shared_l2_weights.has_value() || shared_l2_weights_sf.has_value();
-  const auto call = detail::check_fused({MmaType::kFp8xFp4, y, l1_weights.first, l2_weights.first,
-                                         cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx,
-                                         num_max_tokens_per_rank, num_experts, num_topk, activation,
-                                         activation_clamp, has_shared});
+  const auto call =
+      detail::check_fused({MmaType::kFp8xFp4, y, l1_weights.first, l2_weights.first, cumulative_local_expert_recv_stats,
+                           sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk,
+                           activation, activation_clamp, has_shared});
   const int64_t E_l = call.experts_per_rank, H = call.layout.config.hidden;
   const int64_t I = call.layout.config.intermediate_hidden;
   checks::same_device(l1_weights.second, "l1_weights_sf", y, "y");
@@ -237,8 +250,8 @@ inline void bf16_mega_moe(const at::Tensor& y, const at::Tensor& l1_weights, con
   (void)fast_math;
   const auto call = detail::check_fused({MmaType::kBf16xBf16, y, l1_weights, l2_weights,
                                          cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx,
-                                         num_max_tokens_per_rank, num_experts, num_topk, activation,
-                                         activation_clamp, shared_l1_weights.has_value() || shared_l2_weights.has_value()});
+                                         num_max_tokens_per_rank, num_experts, num_topk, activation, activation_clamp,
+                                         shared_l1_weights.has_value() || shared_l2_weights.has_value()});
   detail::run_fused(call, y, {l1_weights, at::Tensor()}, {l2_weights, at::Tensor()}, cumulative_local_expert_recv_stats,
                     sym_buffer);
 }

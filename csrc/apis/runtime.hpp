@@ -61,8 +61,8 @@ inline int device_arch_major() {
 
 inline void set_num_sms(int new_num_sms) {
   const int available = device_compute_units();
-  DG_CHECK_ARG(new_num_sms >= 0 && new_num_sms <= available, "new_num_sms",
-               "must be between 0 and ", available, " (the device's compute units), got ", new_num_sms);
+  DG_CHECK_ARG(new_num_sms >= 0 && new_num_sms <= available, "new_num_sms", "must be between 0 and ", available,
+               " (the device's compute units), got ", new_num_sms);
   settings().num_sms = new_num_sms;
 }
 

@@ -13,6 +13,12 @@ int64_t wrap_get_token_alignment_for_mega_moe() {
   return ::deep_gemm::mega::get_token_alignment_for_mega_moe();
 }
 
+// get_ring_limit_for_mega_moe(int num_max_tokens_per_rank, int num_experts_per_rank, int num_topk, int num_ranks) -> (int, int)
+std::tuple<int64_t, int64_t> wrap_get_ring_limit_for_mega_moe(int64_t num_max_tokens_per_rank, int64_t num_experts_per_rank, int64_t num_topk, int64_t num_ranks) {
+  const deep_gemm::OpScope scope("get_ring_limit_for_mega_moe");
+  return ::deep_gemm::mega::get_ring_limit_for_mega_moe(deep_gemm::torch_utils::to_int(num_max_tokens_per_rank, "num_max_tokens_per_rank"), deep_gemm::torch_utils::to_int(num_experts_per_rank, "num_experts_per_rank"), deep_gemm::torch_utils::to_int(num_topk, "num_topk"), deep_gemm::torch_utils::to_int(num_ranks, "num_ranks"));
+}
+
 // get_symm_buffer_size_for_mega_moe(int num_ranks, int num_experts, int num_max_tokens_per_rank, int num_topk, int hidden, int intermediate_hidden, str mma_type, str activation, int num_shared_experts=0) -> (int, int[])
 std::tuple<int64_t, std::vector<int64_t>> wrap_get_symm_buffer_size_for_mega_moe(int64_t num_ranks, int64_t num_experts, int64_t num_max_tokens_per_rank, int64_t num_topk, int64_t hidden, int64_t intermediate_hidden, c10::string_view mma_type, c10::string_view activation, int64_t num_shared_experts) {
   const deep_gemm::OpScope scope("get_symm_buffer_size_for_mega_moe");
@@ -47,6 +53,7 @@ void wrap__sum_combined_for_mega_moe(const at::Tensor& y, const at::Tensor& comb
 
 TORCH_LIBRARY_FRAGMENT(deep_gemm, m) {
   m.def("get_token_alignment_for_mega_moe() -> int");
+  m.def("get_ring_limit_for_mega_moe(int num_max_tokens_per_rank, int num_experts_per_rank, int num_topk, int num_ranks) -> (int, int)");
   m.def("get_symm_buffer_size_for_mega_moe(int num_ranks, int num_experts, int num_max_tokens_per_rank, int num_topk, int hidden, int intermediate_hidden, str mma_type, str activation, int num_shared_experts=0) -> (int, int[])");
   m.def("_get_symm_buffer_views_for_mega_moe(str mma_type, int num_max_tokens_per_rank, int num_topk, int hidden, int intermediate_hidden, int num_shared_experts, int num_ring_tokens) -> int[]");
   m.def("fp8_fp4_mega_moe(Tensor(y!) y, Tensor l1_weights, Tensor l1_weights_sf, Tensor l2_weights, Tensor l2_weights_sf, Tensor? shared_l1_weights, Tensor? shared_l1_weights_sf, Tensor? shared_l2_weights, Tensor? shared_l2_weights_sf, Tensor(cumulative_local_expert_recv_stats!)? cumulative_local_expert_recv_stats, Tensor(sym_buffer!) sym_buffer, int[] sym_buffer_ptrs, int rank_idx, int num_max_tokens_per_rank, int num_experts, int num_topk, int[3] recipe, str activation, float? activation_clamp, bool fast_math, float? situ_beta=None, float? situ_linear_beta=None) -> ()");
@@ -56,6 +63,7 @@ TORCH_LIBRARY_FRAGMENT(deep_gemm, m) {
 
 TORCH_LIBRARY_IMPL(deep_gemm, CompositeExplicitAutograd, m) {
   m.impl("get_token_alignment_for_mega_moe", TORCH_FN(wrap_get_token_alignment_for_mega_moe));
+  m.impl("get_ring_limit_for_mega_moe", TORCH_FN(wrap_get_ring_limit_for_mega_moe));
   m.impl("get_symm_buffer_size_for_mega_moe", TORCH_FN(wrap_get_symm_buffer_size_for_mega_moe));
   m.impl("_get_symm_buffer_views_for_mega_moe", TORCH_FN(wrap__get_symm_buffer_views_for_mega_moe));
 }

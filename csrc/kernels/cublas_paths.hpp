@@ -29,7 +29,8 @@ inline bool scaled_mm(const scaled::Operand& A, const scaled::Operand& B, const 
   if (A.k % 16 != 0 || A.data.stride(0) % 16 != 0 || B.data.stride(0) % 16 != 0 || B.mn % 8 != 0) return false;
   // The block scales of A are read M-major with leading dimension M, which must be a multiple of 4.
   if (A.mn % 4 != 0) return false;
-  const at::Tensor scale_a = (A.mn == 1 || A.sf.stride(0) == 1) && A.sf.stride(1) == A.mn ? A.sf : A.sf.t().contiguous().t();
+  const at::Tensor scale_a =
+      (A.mn == 1 || A.sf.stride(0) == 1) && A.sf.stride(1) == A.mn ? A.sf : A.sf.t().contiguous().t();
   at::Tensor out = d;
   at::_scaled_mm_out(out, A.data, B.data.t(), scale_a, B.sf.t(), std::nullopt, std::nullopt, at::kBFloat16, false);
   return true;

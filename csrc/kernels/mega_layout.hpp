@@ -134,10 +134,10 @@ inline at::ScalarType scalar_type(ViewType t) {
 }
 
 struct RegionView {
-  int64_t offset = 0;     // bytes from the start of the buffer
+  int64_t offset = 0;  // bytes from the start of the buffer
   int64_t num_bytes = 0;  // bytes the region reserves (the view may use fewer: padding)
   ViewType type = ViewType::kNone;
-  std::vector<int64_t> sizes;    // in elements
+  std::vector<int64_t> sizes;  // in elements
   std::vector<int64_t> strides;  // in elements
 };
 
@@ -186,8 +186,9 @@ inline void check_fits_int(int64_t v, const char* arg, const char* what) {
 // Checks the parts of a configuration that do not involve ranks or experts.
 // `hidden_arg` and `intermediate_arg` name the arguments the sizes came from.
 inline void check_sizes(MmaType mma_type, int64_t num_max_tokens_per_rank, int64_t num_topk, int64_t hidden,
-                        int64_t intermediate_hidden, int64_t num_shared_experts, const char* tokens_arg = "num_max_tokens_per_rank",
-                        const char* hidden_arg = "hidden", const char* intermediate_arg = "intermediate_hidden") {
+                        int64_t intermediate_hidden, int64_t num_shared_experts,
+                        const char* tokens_arg = "num_max_tokens_per_rank", const char* hidden_arg = "hidden",
+                        const char* intermediate_arg = "intermediate_hidden") {
   DG_CHECK_ARG(num_max_tokens_per_rank > 0 && num_max_tokens_per_rank % kTokenAlignment == 0, tokens_arg,
                "must be a positive multiple of ", kTokenAlignment, " (get_token_alignment_for_mega_moe()), got ",
                num_max_tokens_per_rank);
@@ -220,9 +221,8 @@ struct ConfigArgNames {
 
 // The layout configuration of a Mega MoE call, validated; every check names its argument.
 inline LayoutConfig make_layout_config(int64_t num_ranks, int64_t num_experts, int64_t num_max_tokens_per_rank,
-                                       int64_t num_topk, int64_t hidden, int64_t intermediate_hidden,
-                                       MmaType mma_type, int64_t num_shared_experts,
-                                       const ConfigArgNames& names = {}) {
+                                       int64_t num_topk, int64_t hidden, int64_t intermediate_hidden, MmaType mma_type,
+                                       int64_t num_shared_experts, const ConfigArgNames& names = {}) {
   detail::check_positive(num_ranks, names.num_ranks);
   detail::check_positive(num_experts, "num_experts");
   DG_CHECK_ARG(num_experts % num_ranks == 0, "num_experts", "must be divisible by the number of ranks (", num_ranks,
@@ -318,9 +318,8 @@ struct SymmBufferLayout {
     }
     const auto& c = config;
     out.insert(out.end(), {static_cast<int64_t>(c.mma_type), c.with_sf() ? 1 : 0, c.sf_gran_k(),
-                           c.num_max_tokens_per_rank, c.num_topk, c.hidden, c.intermediate_hidden,
-                           c.num_shared_experts, c.shared_intermediate_hidden(), c.num_ring_tokens,
-                           c.num_sf_ring_tokens()});
+                           c.num_max_tokens_per_rank, c.num_topk, c.hidden, c.intermediate_hidden, c.num_shared_experts,
+                           c.shared_intermediate_hidden(), c.num_ring_tokens, c.num_sf_ring_tokens()});
     return out;
   }
 
@@ -329,7 +328,8 @@ struct SymmBufferLayout {
   std::vector<int64_t> to_view_list() const {
     std::vector<int64_t> out{num_bytes};
     for (const auto& v : regions) {
-      out.insert(out.end(), {v.offset, v.num_bytes, static_cast<int64_t>(v.type), static_cast<int64_t>(v.sizes.size())});
+      out.insert(out.end(),
+                 {v.offset, v.num_bytes, static_cast<int64_t>(v.type), static_cast<int64_t>(v.sizes.size())});
       for (size_t d = 0; d < 3; ++d) out.push_back(d < v.sizes.size() ? v.sizes[d] : 0);
       for (size_t d = 0; d < 3; ++d) out.push_back(d < v.strides.size() ? v.strides[d] : 0);
     }

@@ -108,9 +108,7 @@ inline at::Tensor pow2_ceil(const at::Tensor& v) {
 inline at::Tensor to_bf16(const at::Tensor& f64) { return f64.to(at::kFloat).to(at::kBFloat16); }
 
 // ATen's CPU gather/scatter kernels skip float8, so token rows move as bytes.
-inline at::Tensor bytes(const at::Tensor& t) {
-  return t.scalar_type() == at::kFloat8_e4m3fn ? t.view(at::kByte) : t;
-}
+inline at::Tensor bytes(const at::Tensor& t) { return t.scalar_type() == at::kFloat8_e4m3fn ? t.view(at::kByte) : t; }
 
 inline at::Tensor gather_rows(const at::Tensor& t, const at::Tensor& rows) {
   return bytes(t).index_select(0, rows).view(t.scalar_type());
@@ -184,8 +182,8 @@ inline void dispatch_locally(const MoeCall& call, const at::Tensor& buffer) {
 
 // Step 2: every received row through its local expert.  l1/l2 are (data, sf)
 // pairs (sf undefined for bf16), in the layout transform_weights_for_mega_moe makes.
-inline void run_local_experts(const MoeCall& call, const at::Tensor& buffer, const std::pair<at::Tensor, at::Tensor>& l1,
-                              const std::pair<at::Tensor, at::Tensor>& l2,
+inline void run_local_experts(const MoeCall& call, const at::Tensor& buffer,
+                              const std::pair<at::Tensor, at::Tensor>& l1, const std::pair<at::Tensor, at::Tensor>& l2,
                               const std::optional<at::Tensor>& recv_stats) {
   const auto& L = call.layout;
   const bool fp8 = L.config.with_sf();
@@ -220,8 +218,8 @@ inline void run_local_experts(const MoeCall& call, const at::Tensor& buffer, con
       up = up.clamp(-c, c);
       gate = gate.clamp_max(c);
     }
-    const auto h = (gate / (1 + at::exp(-gate)) * up * weights.index_select(0, sel).to(at::kDouble).unsqueeze(1))
-                       .to(at::kFloat);
+    const auto h =
+        (gate / (1 + at::exp(-gate)) * up * weights.index_select(0, sel).to(at::kDouble).unsqueeze(1)).to(at::kFloat);
     // L2 input: FP8 with per-32 UE8M0 scales, or bf16.
     at::Tensor h_deq;
     if (fp8) {

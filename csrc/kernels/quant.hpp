@@ -89,8 +89,8 @@ inline at::Tensor pack_ue8m0_last_dim(const at::Tensor& sf) {
 // Scale factors [ceil(mn/g_mn), ceil(k/g_k)] (float32) or packed UE8M0 int32
 // [mn, ceil(ceil(k/g_k)/4)] -> float32 [mn, k], one scale per element.
 inline at::Tensor expand_scales(const at::Tensor& sf, int64_t mn, int64_t k, int gran_mn, int gran_k) {
-  at::Tensor per_group = sf.scalar_type() == at::kInt ? unpack_ue8m0(sf).narrow(-1, 0, ceil_div<int64_t>(k, gran_k))
-                                                     : sf.to(at::kFloat);
+  at::Tensor per_group =
+      sf.scalar_type() == at::kInt ? unpack_ue8m0(sf).narrow(-1, 0, ceil_div<int64_t>(k, gran_k)) : sf.to(at::kFloat);
   return per_group.repeat_interleave(gran_mn, 0).narrow(0, 0, mn).repeat_interleave(gran_k, 1).narrow(1, 0, k);
 }
 

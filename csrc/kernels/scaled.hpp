@@ -88,8 +88,8 @@ inline void check_scale_shape(const Operand& x, const Granularity& g) {
                  "] (packed UE8M0, K granularity ", g.k, "), got ", x.sf.sizes());
   } else {
     const int64_t rows = ceil_div<int64_t>(x.mn, g.mn);
-    DG_CHECK_ARG(x.sf.size(0) == rows && x.sf.size(1) == groups_k, x.sf_arg, "must have shape [", rows, ", ",
-                 groups_k, "] for granularity (", g.mn, ", ", g.k, "), got ", x.sf.sizes());
+    DG_CHECK_ARG(x.sf.size(0) == rows && x.sf.size(1) == groups_k, x.sf_arg, "must have shape [", rows, ", ", groups_k,
+                 "] for granularity (", g.mn, ", ", g.k, "), got ", x.sf.sizes());
   }
 }
 

@@ -59,10 +59,10 @@ void mn_major(const at::Tensor& sf, const at::Tensor& base, bool pack, const std
   auto stream = at::cuda::getCurrentCUDAStream();
   if (pack) {
     mn_major_kernel<true><<<blocks, kThreads, 0, stream>>>(sf.data_ptr<float>(), s, mn, sf_k, tma_mn, cols, total,
-                                                            valid, base.data_ptr());
+                                                           valid, base.data_ptr());
   } else {
     mn_major_kernel<false><<<blocks, kThreads, 0, stream>>>(sf.data_ptr<float>(), s, mn, sf_k, tma_mn, cols, total,
-                                                             valid, base.data_ptr());
+                                                            valid, base.data_ptr());
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }

@@ -74,13 +74,10 @@ inline void row_major(const at::Tensor& t, const char* arg) {
 // An output whose elements share memory (a stride of 0, overlapping strides) cannot be written
 // element by element; ATen would reject the write only after the op's checks.
 inline void no_internal_overlap(const at::Tensor& t, const char* arg) {
-  DG_CHECK_ARG(at::has_internal_overlap(t) != at::MemOverlap::Yes, arg,
-               "has elements that share memory (strides ", t.strides(), " for shape ", t.sizes(),
-               "); expected an output whose elements are distinct");
+  DG_CHECK_ARG(at::has_internal_overlap(t) != at::MemOverlap::Yes, arg, "has elements that share memory (strides ",
+               t.strides(), " for shape ", t.sizes(), "); expected an output whose elements are distinct");
 }
 
-inline void non_negative(int64_t v, const char* arg) {
-  DG_CHECK_ARG(v >= 0, arg, "must be non-negative, got ", v);
-}
+inline void non_negative(int64_t v, const char* arg) { DG_CHECK_ARG(v >= 0, arg, "must be non-negative, got ", v); }
 
 }  // namespace deep_gemm::checks

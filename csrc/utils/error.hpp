@@ -40,9 +40,7 @@ class OpScope {
   at::AutoDispatchBelowAutograd below_autograd_;
 };
 
-inline std::string op_prefix() {
-  return std::string(current_op_name ? current_op_name : "deep_gemm") + ": ";
-}
+inline std::string op_prefix() { return std::string(current_op_name ? current_op_name : "deep_gemm") + ": "; }
 
 // Bad value, shape, dtype, device or layout of one argument -> Python ValueError.
 [[noreturn]] inline void fail_argument(const char* arg, const std::string& what) {
@@ -56,9 +54,7 @@ inline std::string op_prefix() {
   __builtin_unreachable();
 }
 
-inline bool names_current_op(const c10::Error& e) {
-  return e.msg().rfind(op_prefix(), 0) == 0;
-}
+inline bool names_current_op(const c10::Error& e) { return e.msg().rfind(op_prefix(), 0) == 0; }
 
 // Runs `body` and gives any ATen error raised inside it the op's name.  For ops whose arguments
 // size what they allocate (a logits row of max_context_len, a schedule of num_sms rows): the
@@ -80,16 +76,16 @@ decltype(auto) naming_errors(Body&& body) {
 
 }  // namespace deep_gemm
 
-#define DG_CHECK_ARG(cond, arg, ...)                                       \
-  do {                                                                     \
-    if (C10_UNLIKELY(!(cond))) {                                           \
-      ::deep_gemm::fail_argument((arg), ::c10::str(__VA_ARGS__));          \
-    }                                                                      \
+#define DG_CHECK_ARG(cond, arg, ...)                              \
+  do {                                                            \
+    if (C10_UNLIKELY(!(cond))) {                                  \
+      ::deep_gemm::fail_argument((arg), ::c10::str(__VA_ARGS__)); \
+    }                                                             \
   } while (0)
 
-#define DG_CHECK_SUPPORTED(cond, ...)                                      \
-  do {                                                                     \
-    if (C10_UNLIKELY(!(cond))) {                                           \
-      ::deep_gemm::fail_unsupported(::c10::str(__VA_ARGS__));              \
-    }                                                                      \
+#define DG_CHECK_SUPPORTED(cond, ...)                         \
+  do {                                                        \
+    if (C10_UNLIKELY(!(cond))) {                              \
+      ::deep_gemm::fail_unsupported(::c10::str(__VA_ARGS__)); \
+    }                                                         \
   } while (0)
