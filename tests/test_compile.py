@@ -147,8 +147,9 @@ def test_compiled_legacy_call_matches_eager(name: str, backend: str) -> None:
 
 # Dynamo refuses an op returning a lone int or bool, but one returning a list or a tuple (int[],
 # (int, int), (int, int[])) it runs once while tracing and bakes the result into the graph as a
-# constant: the compiled function then keeps returning the trace-time value after a setter changed it.  Strict xfail: when the shim makes Dynamo refuse
-# (or break the graph at) these ops too, this turns into a failure asking to drop the mark.
+# constant: the compiled function then keeps returning the trace-time value after a setter changed
+# it.  Strict xfail: when the shim makes Dynamo refuse (or break the graph at) these ops too, this
+# turns into a failure asking to drop the mark.
 BAKED_IN = (
     "Dynamo traces ops returning a list or a tuple and bakes their trace-time result into the graph "
     "(docs/pt2.md, 'Ops returning Python values')"

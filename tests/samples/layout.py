@@ -72,7 +72,9 @@ def _transform(device: torch.device) -> list[Sample]:
         Sample("sfb_block_pack", (_pow2(2, 3, device=device), 200, 300, [128, 128], None, None, False), portable=False),
         Sample("sfa_m1_keep", (torch.rand(1, 2, device=device), 1, 256, [1, 128], None, None, True)),
         Sample(
-            "sfb_empty_pack", (_pow2(0, 3, device=device), 0, 300, [1, 128, 128], None, False, False), portable=False
+            "sfb_empty_pack",
+            (_pow2(0, 3, device=device), 0, 300, [1, 128, 128], None, False, False),
+            portable=False,
         ),
     ]
     if not _sm90(device):  # K granularity 32 exists only with UE8M0 scales (not on SM90)
