@@ -145,12 +145,13 @@ def test_compiled_legacy_call_matches_eager(name: str, backend: str) -> None:
 # ---- ops returning Python values --------------------------------------------------------------
 
 
-# Dynamo refuses an op returning an int or a bool, but one whose result holds an int list (int[],
-# (int, int[])) it runs once while tracing and bakes the result into the graph as a constant: the
-# compiled function then keeps returning the trace-time value after a setter changed it.  Strict xfail: when the shim makes Dynamo refuse
-# (or break the graph at) these ops too, this turns into a failure asking to drop the mark.
+# Dynamo refuses an op returning a lone int or bool, but one returning a list or a tuple (int[],
+# (int, int), (int, int[])) it runs once while tracing and bakes the result into the graph as a
+# constant: the compiled function then keeps returning the trace-time value after a setter changed
+# it.  Strict xfail: when the shim makes Dynamo refuse (or break the graph at) these ops too, this
+# turns into a failure asking to drop the mark.
 BAKED_IN = (
-    "Dynamo traces ops whose result holds an int[] or a tuple and bakes their trace-time result into the graph "
+    "Dynamo traces ops returning a list or a tuple and bakes their trace-time result into the graph "
     "(docs/pt2.md, 'Ops returning Python values')"
 )
 
@@ -160,7 +161,7 @@ def _python_value_cases() -> list[Any]:
     for name in PYTHON_VALUE_OPS:
         marks = [] if present(name) else [pytest.mark.skip(reason=absent_reason(name))]
         returns = OPS[name].schema.returns
-        if any(r.is_list for r in returns) or len(returns) > 1:  # lists and tuples of ints are baked in
+        if len(returns) > 1 or any(r.is_list for r in returns):
             marks.append(pytest.mark.xfail(strict=True, reason=BAKED_IN))
         out.append(pytest.param(name, id=name, marks=marks))
     return out
