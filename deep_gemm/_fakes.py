@@ -12,11 +12,12 @@ checks without reading values, and fails the same way: a ValueError
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NoReturn
 
 import torch
 
 
-def _fail(op: str, arg: str, what: str) -> None:
+def _fail(op: str, arg: str, what: str) -> NoReturn:
     raise ValueError(f"{op}: argument '{arg}' {what}")
 
 
