@@ -21,6 +21,14 @@ _Tensor = torch.Tensor
 # Dynamo folds this to True; eager calls go straight to the op (Note [Shim call path] in codegen/spelling/python.py).
 _compiling = getattr(torch.compiler, "is_dynamo_compiling", torch.compiler.is_compiling)
 
+
+def _graph_break() -> None:
+    """Note [Python values under Dynamo]: an op returning ints or int lists cannot sit in a graph.
+    Dynamo would run it once while tracing and freeze the result; a graph break makes every call
+    run the op (with fullgraph=True, compilation fails with a clear message instead)."""
+    torch._dynamo.graph_break()
+
+
 __all__: list[str] = []
 FAMILIES: dict[str, list[str]] = {}
 
@@ -60,6 +68,7 @@ def get_num_sms():
     count, or, in a build or process without a GPU, the number of CPU threads ATen uses.
     """
     if _compiling():
+        _graph_break()
         return _overload_get_num_sms()
     return _call_get_num_sms()
 _export('runtime', ['get_num_sms'])
@@ -80,6 +89,7 @@ _call_get_tc_util = _overload_get_tc_util._op
 def get_tc_util():
     """The tensor-core utilisation the heuristics assume (100 when unset)."""
     if _compiling():
+        _graph_break()
         return _overload_get_tc_util()
     return _call_get_tc_util()
 _export('runtime', ['get_tc_util'])
@@ -100,6 +110,7 @@ _call_get_pdl = _overload_get_pdl._op
 def get_pdl():
     """Whether Programmatic Dependent Launch is enabled (False by default)."""
     if _compiling():
+        _graph_break()
         return _overload_get_pdl()
     return _call_get_pdl()
 _export('runtime', ['get_pdl'])
@@ -120,6 +131,7 @@ _call_get_ignore_compile_dims = _overload_get_ignore_compile_dims._op
 def get_ignore_compile_dims():
     """The value last given to set_ignore_compile_dims (False by default)."""
     if _compiling():
+        _graph_break()
         return _overload_get_ignore_compile_dims()
     return _call_get_ignore_compile_dims()
 _export('runtime', ['get_ignore_compile_dims'])
@@ -143,6 +155,7 @@ _call_get_block_size_multiple_of = _overload_get_block_size_multiple_of._op
 def get_block_size_multiple_of():
     """The (BLOCK_M, BLOCK_N) multiples last set by set_block_size_multiple_of ([1, 1] by default)."""
     if _compiling():
+        _graph_break()
         return _overload_get_block_size_multiple_of()
     return _call_get_block_size_multiple_of()
 _export('runtime', ['get_block_size_multiple_of'])
@@ -195,6 +208,7 @@ _call_get_tma_aligned_size = _overload_get_tma_aligned_size._op
 def get_tma_aligned_size(x, element_size, /):
     """x rounded up so that x * element_size is a multiple of 16 bytes."""
     if _compiling():
+        _graph_break()
         return _overload_get_tma_aligned_size(x, element_size)
     return _call_get_tma_aligned_size(x, element_size)
 _export('layout', ['get_tma_aligned_size'])
@@ -263,6 +277,7 @@ _call_get_mk_alignment_for_contiguous_layout = _overload_get_mk_alignment_for_co
 def get_mk_alignment_for_contiguous_layout():
     """The current group alignment of contiguous grouped layouts (128 by default)."""
     if _compiling():
+        _graph_break()
         return _overload_get_mk_alignment_for_contiguous_layout()
     return _call_get_mk_alignment_for_contiguous_layout()
 _export('layout', ['get_mk_alignment_for_contiguous_layout'])
@@ -275,6 +290,7 @@ def get_theoretical_mk_alignment_for_contiguous_layout(expected_m=None):
     by 32 while it stays above 32 and the next value down is still at least expected_m.
     """
     if _compiling():
+        _graph_break()
         return _overload_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
     if expected_m is not None:
         return _call_get_theoretical_mk_alignment_for_contiguous_layout(expected_m)
@@ -1018,6 +1034,7 @@ def get_token_alignment_for_mega_moe():
     values {8, 16, 32, 64, 96, 128, 192}.
     """
     if _compiling():
+        _graph_break()
         return _overload_get_token_alignment_for_mega_moe()
     return _call_get_token_alignment_for_mega_moe()
 _present(['get_token_alignment_for_mega_moe'])
@@ -1032,6 +1049,7 @@ def get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, n
     region for the worst case instead of a ring, so the limits only inform callers that size rings.
     """
     if _compiling():
+        _graph_break()
         return _overload_get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks)
     return _call_get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks)
 _present(['get_ring_limit_for_mega_moe'])
@@ -1053,6 +1071,7 @@ def get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per
     in Python (see _get_symm_buffer_views_for_mega_moe for why).
     """
     if _compiling():
+        _graph_break()
         return _overload_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation, num_shared_experts)
     if num_shared_experts.__class__ is not int or num_shared_experts != 0:
         return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation, num_shared_experts)
@@ -1074,6 +1093,7 @@ def _get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_t
     cuts the views itself with torch view ops from this description.
     """
     if _compiling():
+        _graph_break()
         return _overload__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
     return _call__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
 _present(['_get_symm_buffer_views_for_mega_moe'])

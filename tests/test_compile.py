@@ -145,31 +145,15 @@ def test_compiled_legacy_call_matches_eager(name: str, backend: str) -> None:
 # ---- ops returning Python values --------------------------------------------------------------
 
 
-# Dynamo refuses an op returning a lone int or bool, but one returning a list or a tuple (int[],
-# (int, int), (int, int[])) it runs once while tracing and bakes the result into the graph as a
-# constant: the compiled function then keeps returning the trace-time value after a setter changed
-# it.  Strict xfail: when the shim makes Dynamo refuse (or break the graph at) these ops too, this
-# turns into a failure asking to drop the mark.
-BAKED_IN = (
-    "Dynamo traces ops returning a list or a tuple and bakes their trace-time result into the graph "
-    "(docs/pt2.md, 'Ops returning Python values')"
-)
-
-
 def _python_value_cases() -> list[Any]:
-    out = []
-    for name in PYTHON_VALUE_OPS:
-        marks = [] if present(name) else [pytest.mark.skip(reason=absent_reason(name))]
-        returns = OPS[name].schema.returns
-        if len(returns) > 1 or any(r.is_list for r in returns):
-            marks.append(pytest.mark.xfail(strict=True, reason=BAKED_IN))
-        out.append(pytest.param(name, id=name, marks=marks))
-    return out
+    marks = {name: [] if present(name) else [pytest.mark.skip(reason=absent_reason(name))] for name in PYTHON_VALUE_OPS}
+    return [pytest.param(name, id=name, marks=marks[name]) for name in PYTHON_VALUE_OPS]
 
 
 @pytest.mark.parametrize("name", _python_value_cases())
 def test_python_value_op_cannot_be_in_a_graph(name: str) -> None:
-    """The documented limitation (docs/pt2.md): Dynamo refuses an op whose result is not a Tensor."""
+    """The documented limitation (docs/pt2.md): the shim breaks the graph at an op whose result is not a
+    Tensor (Note [Python values under Dynamo]), so fullgraph=True fails with that reason."""
     sample = fresh(samples_of(name)[0])
     args, kwargs = legacy_call(OPS[name], sample.args, sample.kwargs)
     entry = legacy(name)
@@ -178,13 +162,14 @@ def test_python_value_op_cannot_be_in_a_graph(name: str) -> None:
         return x, entry(*args, **kwargs)
 
     torch._dynamo.reset()
-    with pytest.raises(torch._dynamo.exc.Unsupported, match="returned non-Tensor"):
+    with pytest.raises(torch._dynamo.exc.Unsupported, match=r"torch\._dynamo\.graph_break\(\)"):
         torch.compile(uses_it, backend="aot_eager", fullgraph=True)(torch.zeros(2))
     torch._dynamo.reset()
 
 
-def test_int_list_result_is_baked_into_the_graph() -> None:
-    """Why the mark above: a compiled getter of an int list keeps its trace-time value."""
+def test_int_list_result_is_not_baked_into_the_graph() -> None:
+    """Without the graph break, Dynamo would run the getter once while tracing and freeze its
+    result; a compiled caller must see the value a setter gives it later."""
     name = "get_block_size_multiple_of"
     if name not in OPS or not present(name) or not present("set_block_size_multiple_of"):
         pytest.skip("needs get/set_block_size_multiple_of")
@@ -194,13 +179,13 @@ def test_int_list_result_is_baked_into_the_graph() -> None:
         return x + entry()[0]
 
     torch._dynamo.reset()
-    compiled = torch.compile(first_multiple, backend="aot_eager", fullgraph=True)
+    compiled = torch.compile(first_multiple, backend="aot_eager")
     with runtime_state_restored():
         legacy("set_block_size_multiple_of")(1)
         assert compiled(torch.zeros(1)).item() == 1
         legacy("set_block_size_multiple_of")(16)
         assert first_multiple(torch.zeros(1)).item() == 16
-        assert compiled(torch.zeros(1)).item() == 1, "the hazard is gone: update docs/pt2.md and drop BAKED_IN"
+        assert compiled(torch.zeros(1)).item() == 16
     torch._dynamo.reset()
 
 

@@ -257,6 +257,10 @@ class ShimFunction:
                 out.append(f"    {p.members[0].name} = {p.name}")
         full, steps, short = self.calls(ps)
         out.append("    if _compiling():")
+        if self.op.schema.returns and not self.op.returns_tensors:
+            # Note [Python values under Dynamo]: a traced int/list result would be frozen
+            # into the graph; break the graph so every call runs the op.
+            out.append("        _graph_break()")
         out.append(f"        return {self.overload}({full})")
         for test, args in steps:
             out.append(f"    if {test}:")
