@@ -18,6 +18,8 @@ Options:
     -I DIR            one more include folder for libclang (repeatable)
     --no-pch          parse torch's headers inline instead of from the cached prelude PCH
                       (Note [Prelude PCH] in cxx.py)
+    --pch-now         build a missing PCH before parsing, in this process (default: parse
+                      inline this time and build it in the background for the next run)
     --pch-dir DIR     where that PCH is cached (default: this checkout's .cache/codegen-pch)
   import-pybind:
     -o PATH           where to write the draft (default: stdout)
@@ -73,6 +75,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--quiet", action="store_true", help="print only problems")
     parser.add_argument("-I", dest="include", action="append", type=Path, default=[], help="an include folder")
     parser.add_argument("--no-pch", action="store_true", help="parse torch's headers without the cached PCH")
+    parser.add_argument("--pch-now", action="store_true", help="build a missing PCH now, not in the background")
     parser.add_argument("--pch-dir", type=Path, default=None, help="where the prelude PCH is cached")
     parser.add_argument("-o", "--output", type=Path, default=None, help="import-pybind: where to write the draft")
     parser.add_argument("--library", default="deep_gemm", help="import-pybind: the draft's library namespace")
@@ -91,7 +94,7 @@ def _verify(args: argparse.Namespace, root: Path, started: float) -> int:
     try:
         manifest = load_manifest(args.manifest, display=str(args.manifest), cache_root=root)
         pch_dir = None if args.no_pch else (args.pch_dir or PCH_DIR)
-        report = verify(manifest, root, args.include, pch_dir)
+        report = verify(manifest, root, args.include, pch_dir, "now" if args.pch_now else "background")
     except ManifestError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -109,7 +112,9 @@ def _verify(args: argparse.Namespace, root: Path, started: float) -> int:
         )
         return 2
     if not args.quiet:
-        pch = ", prelude PCH rebuilt" if report.pch_built else ""
+        pch = {"built": ", prelude PCH rebuilt", "building": ", prelude PCH building in the background"}.get(
+            report.pch_state, ""
+        )
         print(
             f"codegen verify: {report.checked} implementations match {len(manifest.ops)} ops "
             f"({time.perf_counter() - started:.2f} s{pch})"
@@ -124,7 +129,9 @@ def _import_pybind(args: argparse.Namespace, started: float) -> int:
     root: Path = args.root or Path(".")
     try:
         pch_dir = None if args.no_pch else (args.pch_dir or PCH_DIR)
-        draft = import_pybind(args.files, root, args.include, args.library, pch_dir)
+        draft = import_pybind(
+            args.files, root, args.include, args.library, pch_dir, "now" if args.pch_now else "background"
+        )
     except CxxError as exc:
         print(f"codegen import-pybind: {exc}", file=sys.stderr)
         return 2

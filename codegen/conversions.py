@@ -24,6 +24,12 @@ class Conversion:
     helper: str | None  # torch_utils:: helper turning it into the natural type, or None to pass as is
     natural: str  # the type the implementation receives
     python: str  # the type in the .pyi stub
+    # Further types the helper's result converts to; the implementation's parameter picks one.
+    also: tuple[str, ...] = ()
+
+    @property
+    def naturals(self) -> tuple[str, ...]:
+        return (self.natural, *self.also)
 
 
 def _tuple(n: int) -> str:
@@ -52,7 +58,10 @@ def conversion(t: SchemaType) -> Conversion:
                 "std::optional<std::vector<int>>",
                 "Sequence[int] | None",
             )
-        return Conversion("at::IntArrayRef", "to_int_vector", "std::vector<int>", "Sequence[int]")
+        # A proxy: 32-bit ints (range-checked) for sizes, int64 for pointers (sym_buffer_ptrs).
+        return Conversion(
+            "at::IntArrayRef", "to_int_list", "std::vector<int>", "Sequence[int]", also=("std::vector<int64_t>",)
+        )
     return _SCALARS[(t.base, t.optional)]
 
 

@@ -23,11 +23,20 @@ project includes) once into a precompiled header under this checkout's
 ``-include-pch``; the project's own headers are always parsed afresh.  The file
 name hashes everything the PCH depends on (libclang, the arguments, the
 prelude), and clang itself refuses a PCH whose input headers changed since it
-was built: any such complaint rebuilds it once (and a rebuild deletes the
-older PCHs of the same prelude).  ``--no-pch`` parses the
-prelude inline instead (the cold path, also used when no cache folder is
-given).  Prelude function bodies are always skipped
-(``PARSE_SKIP_FUNCTION_BODIES``): only declarations are read from torch.
+was built: any such complaint discards it (and a rebuild deletes the older
+PCHs of the same prelude).  ``--no-pch`` parses the prelude inline instead
+(also what happens when no cache folder is given).  Prelude function bodies
+are always skipped (``PARSE_SKIP_FUNCTION_BODIES``): only declarations are
+read from torch.
+
+Building the PCH costs more than one inline parse (it parses the same
+headers, then writes ~100 MB), so a command must not pay for it on the run
+that finds it missing.  With ``build_pch="background"`` (what the commands
+use) a missing or stale PCH makes this run parse inline and starts a detached
+child process that builds the PCH for the next run; a lock file next to the
+PCH keeps concurrent runs from building it twice, and the PCH appears by an
+atomic rename, so a reader sees either no PCH or a whole one.  With
+``build_pch="now"`` the PCH is built before the parse, in this process.
 
 Note [Builtin headers]
 ~~~~~~~~~~~~~~~~~~~~~~
@@ -38,6 +47,7 @@ from ``g++ -print-file-name=include`` and is added with ``-isystem``.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import importlib.util
@@ -46,12 +56,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from .errors import Loc
 
@@ -79,6 +90,10 @@ STD = "c++20"  # torch 2.13 builds extensions as C++20
 _SKIP_BODIES = 0x40  # CXTranslationUnit_SkipFunctionBodies
 _INCOMPLETE = 0x02  # CXTranslationUnit_Incomplete: a header, for a PCH
 _FOR_SERIALIZATION = 0x10  # CXTranslationUnit_ForSerialization
+PchMode = Literal["now", "background"]
+# What a Parser did about its PCH: none asked for, used as found, built in this process,
+# or being built by a background child (this run parsed the prelude inline).
+PchState = Literal["off", "used", "built", "building"]
 _STALE_PCH = re.compile(r"precompiled header|PCH file|AST file|has been modified since", re.IGNORECASE)
 
 
@@ -171,6 +186,7 @@ class Parser:
         include_dirs: Sequence[Path] = (),
         cache_dir: Path | None = None,
         python: bool = False,
+        build_pch: PchMode = "now",
     ) -> None:
         self.root = root.resolve()
         self.prelude = tuple(prelude)
@@ -183,12 +199,14 @@ class Parser:
         self.system_args = ["-std=" + STD, "-DNDEBUG", *(f"-isystem{p}" for p in system)]
         self.args = [*(f"-I{p.resolve()}" for p in include_dirs), *self.system_args]
         self.index = cindex().Index.create()
-        self.pch_built = False  # whether this parser had to (re)build its PCH
+        self.build_pch = build_pch
+        self.pch_state: PchState = "off" if cache_dir is None else "used"
+        self.pch_process: subprocess.Popen[bytes] | None = None  # the background build, if this parser started one
 
     # -- the prelude -----------------------------------------------------------------
 
     def _prelude_text(self) -> str:
-        return "".join(f"#include <{h}>\n" for h in self.prelude)
+        return _prelude_text(self.prelude)
 
     def _pch_path(self) -> Path | None:
         if self.cache_dir is None:
@@ -207,49 +225,69 @@ class Parser:
         kind = hashlib.sha256("\n".join(self.prelude).encode()).hexdigest()[:8]
         return self.cache_dir / f"prelude-{kind}-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pch"
 
-    def _build_pch(self, path: Path) -> None:
-        ci = cindex()
-        name = str(self.root / "codegen_prelude.hpp")
-        tu = self.index.parse(
-            name,
-            args=["-x", "c++-header", *self.system_args],
-            unsaved_files=[(name, self._prelude_text())],
-            options=_SKIP_BODIES | _INCOMPLETE | _FOR_SERIALIZATION,
+    def _usable_pch(self) -> Path | None:
+        """The PCH to parse with now (built first in "now" mode), or None to parse the prelude inline."""
+        pch = self._pch_path()
+        if pch is None or pch.is_file():
+            return pch
+        if self.build_pch == "now":
+            build_pch(self.index, self.root, self.prelude, self.system_args, pch)
+            self.pch_state = "built"
+            return pch
+        self._start_background_build(pch)
+        return None
+
+    def _start_background_build(self, pch: Path) -> None:
+        if self.pch_process is not None:
+            return
+        request = json.dumps(
+            {"root": str(self.root), "prelude": self.prelude, "args": self.system_args, "path": str(pch)}
         )
-        problems = errors(tu, self.root)
-        if problems:
-            raise CxxError(
-                "the prelude of torch and standard headers does not parse:\n" + "\n".join(map(str, problems))
-            )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".prelude-", suffix=".pch")
-        os.close(fd)
+        env = dict(os.environ)
+        here = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH")) if p)
         try:
-            tu.save(tmp)
-            os.replace(tmp, path)
-        except ci.TranslationUnitSaveError as exc:
-            raise CxxError(f"cannot save the prelude PCH to {path}: {exc}") from None
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-        self.pch_built = True
-        # Older PCHs of the same prelude (another torch, libclang or compiler) are dead weight.
-        kind = path.name.split("-")[1]
-        for old in path.parent.glob(f"prelude-{kind}-*.pch"):
-            if old != path:
-                old.unlink(missing_ok=True)
+            self.pch_process = subprocess.Popen(
+                [sys.executable, "-c", "import sys, codegen.cxx as c; c.build_pch_request(sys.argv[1])", request],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # outlives this command, and its Ctrl-C
+            )
+        except OSError:
+            return  # no PCH this time; the inline parse below is complete without it
+        self.pch_state = "building"
 
     # -- one translation unit --------------------------------------------------------
+
+    def _parse_with_pch(self, name: str, text: str, options: int, pch: Path) -> tuple[Any, list[Problem]]:
+        try:
+            tu = self.index.parse(
+                name,
+                args=["-x", "c++", *self.args, "-include-pch", str(pch)],
+                unsaved_files=[(name, text)],
+                options=options,
+            )
+        except cindex().TranslationUnitLoadError:
+            return None, [Problem("", 0, 0, "PCH file unusable")]
+        return tu, errors(tu, self.root)
 
     def parse(self, main: str, text: str, skip_bodies: bool) -> Any:
         """Parse ``text`` as the file ``main`` (a path under the root); return the TranslationUnit.
 
         Raises :class:`CxxError` listing clang's errors when there are any.
         """
-        ci = cindex()
         name = str(self.root / main)
         options = _SKIP_BODIES if skip_bodies else 0
-        pch = self._pch_path()
+        pch = self._usable_pch()
+        if pch is not None:
+            tu, problems = self._parse_with_pch(name, text, options, pch)
+            if any(_STALE_PCH.search(p.message) for p in problems):
+                pch.unlink(missing_ok=True)  # stale or corrupt: replace it (once)
+                pch = self._usable_pch()
+                if pch is not None:
+                    tu, problems = self._parse_with_pch(name, text, options, pch)
         if pch is None:
             # The prelude as a forced include keeps the main file's line numbers intact.
             prelude = str(self.root / "codegen_prelude.hpp")
@@ -260,27 +298,58 @@ class Parser:
                 options=options,
             )
             problems = errors(tu, self.root)
-        else:
-            for attempt in range(2):
-                if not pch.is_file():
-                    self._build_pch(pch)
-                try:
-                    tu = self.index.parse(
-                        name,
-                        args=["-x", "c++", *self.args, "-include-pch", str(pch)],
-                        unsaved_files=[(name, text)],
-                        options=options,
-                    )
-                except ci.TranslationUnitLoadError:
-                    tu = None
-                problems = errors(tu, self.root) if tu is not None else [Problem("", 0, 0, "PCH file unusable")]
-                if attempt == 0 and any(_STALE_PCH.search(p.message) for p in problems):
-                    pch.unlink(missing_ok=True)  # stale or corrupt: rebuild once
-                    continue
-                break
         if problems:
             raise CxxError("\n".join(str(p) for p in problems))
         return tu
+
+
+def _prelude_text(prelude: Sequence[str]) -> str:
+    return "".join(f"#include <{h}>\n" for h in prelude)
+
+
+def build_pch(index: Any, root: Path, prelude: Sequence[str], system_args: Sequence[str], path: Path) -> None:
+    """Compile ``prelude`` into the PCH ``path`` (atomically), then delete older PCHs of the same prelude."""
+    ci = cindex()
+    name = str(root / "codegen_prelude.hpp")
+    tu = index.parse(
+        name,
+        args=["-x", "c++-header", *system_args],
+        unsaved_files=[(name, _prelude_text(prelude))],
+        options=_SKIP_BODIES | _INCOMPLETE | _FOR_SERIALIZATION,
+    )
+    problems = errors(tu, root)
+    if problems:
+        raise CxxError("the prelude of torch and standard headers does not parse:\n" + "\n".join(map(str, problems)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".prelude-", suffix=".pch")
+    os.close(fd)
+    try:
+        tu.save(tmp)
+        os.replace(tmp, path)
+    except ci.TranslationUnitSaveError as exc:
+        raise CxxError(f"cannot save the prelude PCH to {path}: {exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    # Older PCHs of the same prelude (another torch, libclang or compiler) are dead weight.
+    kind = path.name.split("-")[1]
+    for old in path.parent.glob(f"prelude-{kind}-*.pch"):
+        if old != path:
+            old.unlink(missing_ok=True)
+
+
+def build_pch_request(request: str) -> None:
+    """The background child of Note [Prelude PCH]: build the PCH a JSON request names, unless another process is."""
+    req = json.loads(request)
+    path = Path(req["path"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / (path.name + ".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another run is building it
+        if not path.is_file():
+            build_pch(cindex().Index.create(), Path(req["root"]), req["prelude"], req["args"], path)
 
 
 def errors(tu: Any, root: Path) -> list[Problem]:

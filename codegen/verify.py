@@ -57,7 +57,7 @@ class Expected:
     """One argument of the implementation call, as the wrapper makes it."""
 
     names: tuple[str, ...]  # names the C++ parameter may have
-    natural: str  # the C++ type the wrapper passes
+    naturals: tuple[str, ...]  # the C++ types the wrapper's argument converts to (the first is its own)
     lvalue: bool  # passed as the wrapper's own parameter rather than a temporary
     schema: str  # how the schema spells it, for messages
 
@@ -80,10 +80,10 @@ def expected_params(op: Op) -> list[Expected]:
             assert second is not None
             names = tuple(dict.fromkeys((pack.python_name, arg.name)))
             spelled = f"{_arg_text(arg)}, {_arg_text(second)}"
-            out.append(Expected(names, PACK_NATURAL[(False, second.type.optional)], False, spelled))
+            out.append(Expected(names, (PACK_NATURAL[(False, second.type.optional)],), False, spelled))
         else:
             row = conversion(arg.type)
-            out.append(Expected((arg.name,), row.natural, row.helper is None, str(arg.type)))
+            out.append(Expected((arg.name,), row.naturals, row.helper is None, str(arg.type)))
     return out
 
 
@@ -268,10 +268,11 @@ class Checker:
                     )
         for p, e in pairs:
             i = params.index(p) + 1
-            given = self.naturals[e.natural]
-            why = binding_problem(p.type, given, e.lvalue)
-            if why is None:
+            whys = [binding_problem(p.type, self.naturals[n], e.lvalue) for n in e.naturals]
+            if None in whys:
                 continue
+            why = whys[0]  # reported against the wrapper's own type, the first
+            passes = " or ".join(str(self.naturals[n]) for n in e.naturals)
             shown = p.type.value if not why else p.type
             text = f"{'const ' if shown.const else ''}{shown}{shown.ref}"
             label = f"parameter {i} '{p.name}'" if p.name else f"parameter {i}"
@@ -279,7 +280,7 @@ class Checker:
                 problems.append((p.loc, f"{label} is {text}: {why}"))
             else:
                 problems.append(
-                    (p.loc, f"{label} is {text}, but the schema gives '{e.schema}'; the wrapper passes {given}")
+                    (p.loc, f"{label} is {text}, but the schema gives '{e.schema}'; the wrapper passes {passes}")
                 )
         return problems
 
@@ -314,14 +315,14 @@ class Report:
     notes: list[str]
     checked: int
     seconds: float
-    pch_built: bool
+    pch_state: cxx.PchState
 
 
 def _naturals(manifest: Manifest) -> list[str]:
     types: dict[str, None] = {}
     for op in manifest.ops:
         for e in expected_params(op):
-            types[e.natural] = None
+            types.update(dict.fromkeys(e.naturals))
         ret = expected_return(op)
         if ret != "void":
             types[ret] = None
@@ -336,10 +337,17 @@ def _guard_note(manifest: Manifest, op: Op, keys: list[str]) -> str | None:
     return " and ".join(f"guard '{g}' ({manifest.guards[g].cpp})" for g in sorted(g for g in guards if g))
 
 
-def verify(manifest: Manifest, root: Path, include_dirs: list[Path], pch_dir: Path | None) -> Report:
+def verify(
+    manifest: Manifest,
+    root: Path,
+    include_dirs: list[Path],
+    pch_dir: Path | None,
+    build_pch: cxx.PchMode = "now",
+) -> Report:
     """Check every op of ``manifest`` against its implementation; problems go into the report.
 
-    ``pch_dir`` holds the cached prelude PCH (Note [Prelude PCH]); None parses torch's headers inline.
+    ``pch_dir`` holds the cached prelude PCH and ``build_pch`` says when a missing one is built
+    (Note [Prelude PCH]); a ``pch_dir`` of None parses torch's headers inline.
     """
     started = time.perf_counter()
     root = root.resolve()
@@ -358,6 +366,7 @@ def verify(manifest: Manifest, root: Path, include_dirs: list[Path], pch_dir: Pa
         root,
         include_dirs=[*include_dirs, root / "csrc", root],
         cache_dir=pch_dir,
+        build_pch=build_pch,
     )
     try:
         tu = parser.parse(MAIN_FILE, text, skip_bodies=True)
@@ -366,13 +375,13 @@ def verify(manifest: Manifest, root: Path, include_dirs: list[Path], pch_dir: Pa
             Loc(manifest.path, 1, 1),
             f"the implementation headers do not compile; fix these first:\n{exc}",
         )
-        return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_built)
+        return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_state)
 
     try:
         natural_types = _alias_types(tu, naturals)
     except cxx.CxxError as exc:
         diags.error(Loc(manifest.path, 1, 1), str(exc))
-        return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_built)
+        return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_state)
     wanted = {_unqualified(fn) for op in manifest.ops for fn in op.impl.values()}
     index = FunctionIndex.build(tu, wanted)
     checker = Checker(root, natural_types)
@@ -406,7 +415,7 @@ def verify(manifest: Manifest, root: Path, include_dirs: list[Path], pch_dir: Pa
                 if len(found) > 1:
                     message += f" (of {len(found)} overloads, the closest)"
                 diags.error(op.loc, f"{cloc}: {message}", op.name)
-    return Report(diags, notes, checked, time.perf_counter() - started, parser.pch_built)
+    return Report(diags, notes, checked, time.perf_counter() - started, parser.pch_state)
 
 
 def _alias_types(tu: Any, naturals: list[str]) -> dict[str, cxx.CxxType]:

@@ -50,6 +50,23 @@ inline std::vector<int> to_int_vector(at::IntArrayRef values, const char* arg) {
   return out;
 }
 
+// int[] -> whichever list the implementation takes: std::vector<int> (every
+// value checked to fit, as to_int does) or std::vector<int64_t> (values as
+// given, e.g. device pointers).  The wrapper passes this proxy; the
+// implementation's parameter type picks the conversion.
+class IntList {
+ public:
+  IntList(at::IntArrayRef values, const char* arg) : values_(values), arg_(arg) {}
+  operator std::vector<int>() const { return to_int_vector(values_, arg_); }  // NOLINT(google-explicit-constructor)
+  operator std::vector<int64_t>() const { return values_.vec(); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  at::IntArrayRef values_;
+  const char* arg_;
+};
+
+inline IntList to_int_list(at::IntArrayRef values, const char* arg) { return {values, arg}; }
+
 inline std::optional<std::vector<int>> to_optional_int_vector(at::OptionalIntArrayRef values, const char* arg) {
   if (!values.has_value()) return std::nullopt;
   return to_int_vector(*values, arg);

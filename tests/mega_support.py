@@ -195,11 +195,23 @@ def reference(p: Problem, clamp: float | None) -> tuple[list[torch.Tensor], torc
 # The workers live here, not in the test module, so a spawned process imports little.
 
 
-def symm_buffer(p: Problem, group: Any = None) -> Any:
+def symm_buffer(p: Problem, group: Any = None, device: Any = None, symmetric: bool | None = None) -> Any:
     """A SymmBuffer for p (group None: one rank)."""
     return mega.get_symm_buffer_for_mega_moe(
-        group, p.num_experts, p.num_max_tokens, p.num_topk, p.hidden, p.inter, mma_type=p.mma
+        group,
+        p.num_experts,
+        p.num_max_tokens,
+        p.num_topk,
+        p.hidden,
+        p.inter,
+        mma_type=p.mma,
+        device=device,
+        symmetric=symmetric,
     )
+
+
+def to_device(w: Any, device: Any) -> Any:
+    return tuple(t.to(device) for t in w) if isinstance(w, tuple) else w.to(device)
 
 
 def call_mega(p: Problem, y: torch.Tensor, w1: Any, w2: Any, buf: Any, stats: Any, clamp: float | None) -> None:
@@ -211,7 +223,15 @@ def call_mega(p: Problem, y: torch.Tensor, w1: Any, w2: Any, buf: Any, stats: An
 
 
 def _check_valid_calls(
-    rank: int, world: int, group: Any, seed: int, tokens: list[int], experts: int, topk: int
+    rank: int,
+    world: int,
+    group: Any,
+    seed: int,
+    tokens: list[int],
+    experts: int,
+    topk: int,
+    device: Any = "cpu",
+    symmetric: bool | None = None,
 ) -> None:
     for n, (mma, hidden, inter, clamp, skew) in enumerate(
         [("fp8xfp4", 128, 128, None, False), ("bf16xbf16", 64, 24, 0.5, False), ("fp8xfp4", 128, 128, 1.0, True)]
@@ -220,20 +240,21 @@ def _check_valid_calls(
         p = make_problem(
             seed + n, mma, counts_tokens, experts, topk, hidden, inter, mask=0.0 if skew else 0.2, skew=skew
         )
-        buf = symm_buffer(p, group)
+        buf = symm_buffer(p, group, device, symmetric)
         assert buf.num_ranks == world and buf.rank == rank
-        w1, w2 = p.local_weights(rank)
+        assert buf.symmetric == bool(symmetric) and (any(buf.buffer_ptrs) == buf.symmetric)
+        w1, w2 = (to_device(w, device) for w in p.local_weights(rank))
         ys, counts = reference(p, clamp)
         per_rank = experts // world
-        stats = torch.arange(per_rank, dtype=torch.int32)
-        stats0 = stats.clone()
+        stats = torch.arange(per_rank, dtype=torch.int32, device=device)
+        stats0 = stats.to("cpu", copy=True)
         for _ in range(2):
             t = stage(buf, p, rank)
-            y = torch.full((t, hidden), float("nan"), dtype=torch.bfloat16)
+            y = torch.full((t, hidden), float("nan"), dtype=torch.bfloat16, device=device)
             call_mega(p, y, w1, w2, buf, stats, clamp)
-            assert torch.equal(y, ys[rank]), f"rank {rank}, case {n}: y differs from the reference"
+            assert torch.equal(y.cpu(), ys[rank]), f"rank {rank}, case {n}: y differs from the reference"
         want = stats0 + 2 * counts[rank * per_rank : (rank + 1) * per_rank].to(torch.int32)
-        assert torch.equal(stats, want), f"rank {rank}, case {n}: stats {stats.tolist()} != {want.tolist()}"
+        assert torch.equal(stats.cpu(), want), f"rank {rank}, case {n}: stats {stats.tolist()} != {want.tolist()}"
         received = buf._views["workspace"][0].item()
         assert received == counts[rank * per_rank : (rank + 1) * per_rank].sum().item()
         if skew:  # every token picked rank 0's experts first: its receive region is exactly full
@@ -321,14 +342,58 @@ def four_rank_worker(rank: int, world: int, group: Any, seed: int) -> None:
     _check_valid_calls(rank, world, group, seed, tokens=[50, 0, 1, 200], experts=8, topk=3)
 
 
+def nccl_worker(rank: int, world: int, group: Any, seed: int) -> None:
+    """The gloo checks on CUDA, through symmetric memory and through NCCL collectives."""
+    device = torch.device("cuda", torch.cuda.current_device())
+    for symmetric in (True, False):
+        _check_valid_calls(rank, world, group, seed, [ALIGN, 37], 4, 2, device, symmetric)
+        _check_valid_calls(rank, world, group, seed + 1, [50, 0, 1, 200][:world], 4 * world, 3, device, symmetric)
+    _check_symmetric_failure(rank, world, group, seed + 100, device)
+
+
+def _check_symmetric_failure(rank: int, world: int, group: Any, seed: int, device: Any) -> None:
+    """A call that fails on one rank ends every rank's wait at the barrier, and the buffer must be rebuilt."""
+    p = make_problem(seed, "fp8xfp4", [10] * world, 2 * world, 2, 128, 128)
+    buf = symm_buffer(p, group, device, True)
+    w1, w2 = (to_device(w, device) for w in p.local_weights(rank))
+    stats = torch.zeros(2, dtype=torch.int32, device=device)
+    y = torch.zeros(10, 128, dtype=torch.bfloat16, device=device)
+    stage(buf, p, rank)
+    bad_w2 = (w2[0][:, :64], w2[1][:, :64]) if rank == 0 else w2
+    started = time.monotonic()
+    if rank == 0:
+        message = "fp8_fp4_mega_moe: argument 'l2_weights' must have shape [2, 128, 64], got [2, 64, 64]"
+        _expect(rank, ValueError, message, lambda: mega.fp8_fp4_mega_moe(y, w1, bad_w2, buf, stats))
+    else:
+        message = f"rank {rank} stopped waiting for rank 0 at the Mega MoE barrier"
+        _expect(rank, RuntimeError, message, lambda: mega.fp8_fp4_mega_moe(y, w1, bad_w2, buf, stats))
+    assert time.monotonic() - started < 30, "the peers waited for the barrier's timeout instead of stopping"
+    _expect(
+        rank,
+        ValueError,
+        "argument 'sym_buffer' is out of step with its peers",
+        lambda: mega.fp8_fp4_mega_moe(y, w1, w2, buf, stats),
+    )
+    buf.destroy()
+    buf = symm_buffer(p, group, device, True)
+    stage(buf, p, rank)
+    mega.fp8_fp4_mega_moe(y, w1, w2, buf, stats)
+    ys, counts = reference(p, None)
+    assert torch.equal(y.cpu(), ys[rank])
+    assert torch.equal(stats.cpu(), counts[2 * rank : 2 * rank + 2].to(torch.int32))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def spawn(fn: Any, world: int, args: tuple, timeout: float = 120.0) -> None:
-    """Run fn(rank, world, group, *args) in `world` new processes sharing a gloo group; fail on a timeout."""
+def spawn(fn: Any, world: int, args: tuple, timeout: float = 120.0, backend: str = "gloo") -> None:
+    """Run fn(rank, world, group, *args) in `world` new processes sharing a group; fail on a timeout.
+
+    backend "nccl" gives rank r the GPU r.
+    """
     import multiprocessing
 
     import torch.multiprocessing as mp
@@ -337,7 +402,7 @@ def spawn(fn: Any, world: int, args: tuple, timeout: float = 120.0) -> None:
     # single-threaded state), which starts far faster than spawning interpreters.
     multiprocessing.get_context("forkserver").set_forkserver_preload(["torch", "deep_gemm", __name__])
     ctx = mp.start_processes(
-        _entry, args=(world, free_port(), fn, args), nprocs=world, join=False, start_method="forkserver"
+        _entry, args=(world, free_port(), fn, args, backend), nprocs=world, join=False, start_method="forkserver"
     )
     deadline = time.monotonic() + timeout
     while not ctx.join(timeout=max(0.0, deadline - time.monotonic())):
@@ -348,13 +413,26 @@ def spawn(fn: Any, world: int, args: tuple, timeout: float = 120.0) -> None:
             raise TimeoutError(f"Mega MoE workers did not finish within {timeout} s")
 
 
-def _entry(rank: int, world: int, port: int, fn: Any, args: tuple) -> None:
+def _entry(rank: int, world: int, port: int, fn: Any, args: tuple, backend: str) -> None:
     import torch.distributed as dist
 
     torch.set_num_threads(1)
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    device = None
+    if backend == "nccl":
+        # NVLink multicast stays off (NVLS needs a fabric manager these machines do not run).
+        for name, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")):
+            os.environ.setdefault(name, value)
+        os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
+        device = torch.device("cuda", rank)
+        torch.cuda.set_device(device)
     dist.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timedelta(seconds=60)
+        backend,
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=timedelta(seconds=60),
+        device_id=device,
     )
     try:
         fn(rank, world, dist.group.WORLD, *args)

@@ -6,6 +6,8 @@ well under a second.
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -49,7 +51,7 @@ def test_builtin_headers_come_from_gcc() -> None:
 def test_types_are_canonical_trees(tmp_path: Path) -> None:
     parser = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=tmp_path / "pch")
     tu = parser.parse("demo.cpp", SOURCE, skip_bodies=True)
-    assert parser.pch_built
+    assert parser.pch_state == "built"
     r, s, x, p = (cxx.cxx_type(a.type) for a in function(tu, "f").get_arguments())
     assert (r.name, r.const, r.ref, str(r)) == ("std::optional", True, "&", "std::optional<std::tuple<int, int, int>>")
     assert [a.name for a in r.args[0].args] == ["int", "int", "int"]
@@ -76,9 +78,40 @@ def test_corrupt_pch_is_rebuilt(tmp_path: Path) -> None:
     older.write_bytes(b"stale")
     second = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=tmp_path / "pch")
     tu = second.parse("demo.cpp", SOURCE, skip_bodies=True)
-    assert second.pch_built
+    assert second.pch_state == "built"
     assert function(tu, "f") is not None
     assert sorted((tmp_path / "pch").glob("*.pch")) == [pch]  # rebuilt in place; the older one pruned
     third = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=tmp_path / "pch")
     third.parse("demo.cpp", SOURCE, skip_bodies=True)
-    assert not third.pch_built
+    assert third.pch_state == "used"
+
+
+def test_missing_pch_is_built_in_the_background(tmp_path: Path) -> None:
+    cache = tmp_path / "pch"
+    first = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=cache, build_pch="background")
+    tu = first.parse("demo.cpp", SOURCE, skip_bodies=True)
+    assert first.pch_state == "building"  # this parse read the prelude inline ...
+    assert cxx.qualified_name(function(tu, "f")) == "demo::f"
+    assert first.pch_process is not None
+    assert first.pch_process.wait(timeout=300) == 0  # ... while a child built the PCH
+    assert len(list(cache.glob("*.pch"))) == 1
+    second = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=cache, build_pch="background")
+    tu = second.parse("demo.cpp", SOURCE, skip_bodies=True)
+    assert (second.pch_state, second.pch_process) == ("used", None)
+    assert cxx.qualified_name(function(tu, "f")) == "demo::f"
+
+
+def test_background_build_yields_to_one_in_progress(tmp_path: Path) -> None:
+    parser = cxx.Parser(tmp_path, prelude=SMALL_PRELUDE, cache_dir=tmp_path / "pch")
+    pch = parser._pch_path()
+    assert pch is not None
+    pch.parent.mkdir(parents=True)
+    request = json.dumps(
+        {"root": str(tmp_path), "prelude": SMALL_PRELUDE, "args": parser.system_args, "path": str(pch)}
+    )
+    with open(pch.parent / (pch.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run holds the build
+        cxx.build_pch_request(request)
+        assert not pch.exists()
+    cxx.build_pch_request(request)
+    assert pch.is_file()

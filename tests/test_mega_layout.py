@@ -37,7 +37,8 @@ def expected_regions(mma: str, t: int, k: int, h: int, i: int, s: int, rcv: int)
         return dtype, tuple(shape), n * ELT[dtype]
 
     return {
-        "workspace": region(torch.int64, 16),
+        # header word, barrier epoch/stop words (padded to 8), 32 signals, 32 x 32 counts
+        "workspace": region(torch.int64, 8 + 32 + 32 * 32),
         "x": region(tok, t, h),
         "x_sf": region(torch.int32, t, h // 128) if fp8 else None,
         "topk_idx": region(torch.int64, t, k),

@@ -34,7 +34,12 @@ __all__ = ["Draft", "import_pybind"]
 
 
 def import_pybind(
-    files: Sequence[Path], root: Path, include_dirs: Sequence[Path], library: str, pch_dir: Path | None = None
+    files: Sequence[Path],
+    root: Path,
+    include_dirs: Sequence[Path],
+    library: str,
+    pch_dir: Path | None = None,
+    build_pch: cxx.PchMode = "now",
 ) -> Draft:
     """Read the bindings in ``files`` and build the draft manifest."""
     root = root.resolve()
@@ -44,6 +49,7 @@ def import_pybind(
         include_dirs=[*include_dirs, *(p.resolve().parent for p in files), root / "csrc", root],
         cache_dir=pch_dir,
         python=True,
+        build_pch=build_pch,
     )
     reader = Reader(root)
     sources: list[str] = []

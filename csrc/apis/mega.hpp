@@ -27,6 +27,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -97,7 +98,7 @@ struct FusedArgs {
   const at::Tensor& l2;
   const std::optional<at::Tensor>& stats;
   const at::Tensor& buffer;
-  const std::vector<int>& ptrs;
+  const std::vector<int64_t>& ptrs;
   int rank_idx;
   int num_max_tokens_per_rank;
   int num_experts;
@@ -188,7 +189,23 @@ inline MoeCall check_fused(const FusedArgs& a) {
     DG_CHECK_ARG(!a.stats->is_alias_of(a.buffer) && !a.stats->is_alias_of(a.y), "cumulative_local_expert_recv_stats",
                  "must not share memory with 'sym_buffer' or 'y'");
   }
-  if (R == 1) {
+  // sym_buffer_ptrs: zeros (the caller moves the rows), or every rank's buffer address.
+  const auto mapped = std::count_if(a.ptrs.begin(), a.ptrs.end(), [](int64_t p) { return p != 0; });
+  DG_CHECK_ARG(mapped == 0 || mapped == R, "sym_buffer_ptrs", "must hold every rank's buffer address (symmetric ",
+               "memory) or only zeros (no symmetric memory), got ", at::IntArrayRef(a.ptrs));
+  if (R > 1 && mapped == R) {
+    DG_CHECK_ARG(a.buffer.is_cuda(), "sym_buffer_ptrs", "holds peer addresses, which needs CUDA symmetric memory; ",
+                 "sym_buffer is on ", a.buffer.device());
+    DG_CHECK_ARG(R <= kMaxRanks, "sym_buffer_ptrs", "holds ", R, " ranks; symmetric memory supports at most ",
+                 kMaxRanks);
+    DG_CHECK_ARG(a.ptrs[a.rank_idx] == reinterpret_cast<int64_t>(a.buffer.data_ptr()), "sym_buffer_ptrs", "entry ",
+                 a.rank_idx, " (rank_idx) must be the address of sym_buffer on this rank");
+    DG_CHECK_ARG(call.layout.view(a.buffer, Region::kWorkspace)[kWsTimeout].item<int64_t>() == 0, "sym_buffer",
+                 "is out of step with its peers after an earlier call timed out at a barrier; rebuild the ",
+                 "SymmBuffer on every rank");
+    call.peers = a.ptrs;
+  }
+  if (R == 1 || !call.peers.empty()) {
     check_staged_routing(call.layout.view(a.buffer, Region::kTopkIdx).narrow(0, 0, T), a.num_experts);
   } else {
     check_received_rows(call, a.buffer);
@@ -199,6 +216,14 @@ inline MoeCall check_fused(const FusedArgs& a) {
 inline void run_fused(const MoeCall& call, const at::Tensor& y, const std::pair<at::Tensor, at::Tensor>& l1,
                       const std::pair<at::Tensor, at::Tensor>& l2, const std::optional<at::Tensor>& stats,
                       const at::Tensor& buffer) {
+  if (!call.peers.empty()) {
+#ifdef DG_WITH_CUDA
+    run_on_symmetric_memory(call, buffer, y, l1, l2, stats);
+    return;
+#else
+    fail_unsupported("sym_buffer_ptrs holds peer addresses, but this build has no CUDA");
+#endif
+  }
   if (call.num_ranks == 1) dispatch_locally(call, buffer);
   run_local_experts(call, buffer, l1, l2, stats);
   if (call.num_ranks == 1) combine_locally(call, buffer, y);
@@ -207,15 +232,18 @@ inline void run_fused(const MoeCall& call, const at::Tensor& y, const std::pair<
 }  // namespace detail
 
 // See Note [Mega MoE across ranks] (kernels/mega_moe.hpp) for what one call does.
-inline void fp8_fp4_mega_moe(
-    const at::Tensor& y, const std::pair<at::Tensor, at::Tensor>& l1_weights,
-    const std::pair<at::Tensor, at::Tensor>& l2_weights, const std::optional<at::Tensor>& shared_l1_weights,
-    const std::optional<at::Tensor>& shared_l1_weights_sf, const std::optional<at::Tensor>& shared_l2_weights,
-    const std::optional<at::Tensor>& shared_l2_weights_sf,
-    const std::optional<at::Tensor>& cumulative_local_expert_recv_stats, const at::Tensor& sym_buffer,
-    const std::vector<int>& sym_buffer_ptrs, int rank_idx, int num_max_tokens_per_rank, int num_experts, int num_topk,
-    const std::tuple<int, int, int>& recipe, const std::string& activation, std::optional<float> activation_clamp,
-    bool fast_math, std::optional<float> situ_beta, std::optional<float> situ_linear_beta) {
+inline void fp8_fp4_mega_moe(const at::Tensor& y, const std::pair<at::Tensor, at::Tensor>& l1_weights,
+                             const std::pair<at::Tensor, at::Tensor>& l2_weights,
+                             const std::optional<at::Tensor>& shared_l1_weights,
+                             const std::optional<at::Tensor>& shared_l1_weights_sf,
+                             const std::optional<at::Tensor>& shared_l2_weights,
+                             const std::optional<at::Tensor>& shared_l2_weights_sf,
+                             const std::optional<at::Tensor>& cumulative_local_expert_recv_stats,
+                             const at::Tensor& sym_buffer, const std::vector<int64_t>& sym_buffer_ptrs, int rank_idx,
+                             int num_max_tokens_per_rank, int num_experts, int num_topk,
+                             const std::tuple<int, int, int>& recipe, const std::string& activation,
+                             std::optional<float> activation_clamp, bool fast_math, std::optional<float> situ_beta,
+                             std::optional<float> situ_linear_beta) {
   (void)fast_math;  // selects fast exp / reciprocal on GPUs; no effect on the reference
   DG_CHECK_ARG(recipe == std::make_tuple(1, 1, 32), "recipe", "must be (1, 1, 32) (per-token activations, FP4 ",
                "weights with 1 x 32 UE8M0 scales), got (", std::get<0>(recipe), ", ", std::get<1>(recipe), ", ",
@@ -244,7 +272,7 @@ inline void bf16_mega_moe(const at::Tensor& y, const at::Tensor& l1_weights, con
                           const std::optional<at::Tensor>& shared_l1_weights,
                           const std::optional<at::Tensor>& shared_l2_weights,
                           const std::optional<at::Tensor>& cumulative_local_expert_recv_stats,
-                          const at::Tensor& sym_buffer, const std::vector<int>& sym_buffer_ptrs, int rank_idx,
+                          const at::Tensor& sym_buffer, const std::vector<int64_t>& sym_buffer_ptrs, int rank_idx,
                           int num_max_tokens_per_rank, int num_experts, int num_topk, const std::string& activation,
                           std::optional<float> activation_clamp, bool fast_math) {
   (void)fast_math;

@@ -10,7 +10,7 @@ namespace {
 // transform_sf_into_required_layout(Tensor sf, int mn, int k, int[] recipe, int? num_groups=None, bool? is_sfa=None, bool disable_ue8m0_cast=False, Tensor? psum_layout=None) -> Tensor
 at::Tensor wrap_transform_sf_into_required_layout(const at::Tensor& sf, int64_t mn, int64_t k, at::IntArrayRef recipe, std::optional<int64_t> num_groups, std::optional<bool> is_sfa, bool disable_ue8m0_cast, const std::optional<at::Tensor>& psum_layout) {
   const deep_gemm::OpScope scope("transform_sf_into_required_layout");
-  return ::deep_gemm::layout::transform_sf_into_required_layout(sf, deep_gemm::torch_utils::to_int(mn, "mn"), deep_gemm::torch_utils::to_int(k, "k"), deep_gemm::torch_utils::to_int_vector(recipe, "recipe"), deep_gemm::torch_utils::to_optional_int(num_groups, "num_groups"), is_sfa, disable_ue8m0_cast, psum_layout);
+  return ::deep_gemm::layout::transform_sf_into_required_layout(sf, deep_gemm::torch_utils::to_int(mn, "mn"), deep_gemm::torch_utils::to_int(k, "k"), deep_gemm::torch_utils::to_int_list(recipe, "recipe"), deep_gemm::torch_utils::to_optional_int(num_groups, "num_groups"), is_sfa, disable_ue8m0_cast, psum_layout);
 }
 
 // get_tma_aligned_size(int x, int element_size) -> int

@@ -58,7 +58,7 @@ bool wrap_get_ignore_compile_dims() {
 // set_block_size_multiple_of(int[] value) -> ()
 void wrap_set_block_size_multiple_of(at::IntArrayRef value) {
   const deep_gemm::OpScope scope("set_block_size_multiple_of");
-  ::deep_gemm::runtime::set_block_size_multiple_of(deep_gemm::torch_utils::to_int_vector(value, "value"));
+  ::deep_gemm::runtime::set_block_size_multiple_of(deep_gemm::torch_utils::to_int_list(value, "value"));
 }
 
 // get_block_size_multiple_of() -> int[]

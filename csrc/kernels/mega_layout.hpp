@@ -12,7 +12,8 @@
 // every rank, once per local expert it picks; a token lists distinct experts),
 // the regions are, in this order, each starting on a 128-byte boundary:
 //
-//   workspace        int64 [16]              header; [0] = rows received by this call
+//   workspace        int64 [1064]            header: [0] = rows received by this call; the rest is
+//                                            the state of the CUDA symmetric-memory path (kWs* below)
 //   x                tok   [T, H]            staged input tokens (FP8 e4m3, or bf16)
 //   x_sf             int32 [T, H/128]        their packed UE8M0 scales, gran 32, K-major
 //   topk_idx         int64 [T, K]            staged routing (-1 = unused slot)
@@ -55,7 +56,17 @@ inline constexpr int kTokenAlignment = 384;
 inline constexpr int kSfGranK = 32;
 inline constexpr int kSfElemsPerWord = 4 * kSfGranK;
 inline constexpr int64_t kRegionAlignment = 128;
-inline constexpr int64_t kWorkspaceWords = 16;
+// The workspace's words.  The CUDA symmetric-memory path (Note [Mega MoE on
+// symmetric memory] in mega_moe.hpp) keeps its barrier there (epoch, timeout,
+// one signal per rank) and the matrix of rows every rank sends to every rank
+// (counts[s * kMaxRanks + d], written by rank s into every rank's buffer).
+inline constexpr int64_t kMaxRanks = 32;
+inline constexpr int64_t kWsRecvRows = 0;
+inline constexpr int64_t kWsEpoch = 1;
+inline constexpr int64_t kWsTimeout = 2;
+inline constexpr int64_t kWsSignals = 8;
+inline constexpr int64_t kWsCounts = kWsSignals + kMaxRanks;
+inline constexpr int64_t kWorkspaceWords = kWsCounts + kMaxRanks * kMaxRanks;
 inline constexpr int64_t kRecvInfoFields = 4;  // source rank, source token, slot, local expert
 inline constexpr int kLayoutInfoSize = 23;
 

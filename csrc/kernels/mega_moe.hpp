@@ -19,12 +19,19 @@
 //   3. combine    each l2_out row returns to combine[slot, token] on its
 //                 source rank, which sums its slots into y.
 //
-// With one rank (sym_buffer_ptrs has one entry) the fused op does all three
-// itself, so it is the whole of Mega MoE and needs no process group.  With more
-// ranks it does step 2 only, on the rows the caller dispatched into its buffer,
-// and leaves y alone: deep_gemm.mega's wrapper runs steps 1 and 3 with the
-// group's collectives (all_to_all_single) and finishes with
-// _sum_combined_for_mega_moe, the same summation the one-rank path uses.
+// Who moves the rows depends on sym_buffer_ptrs:
+//   - one entry: the op does all three steps itself; it is the whole of Mega
+//     MoE and needs no process group.
+//   - the peers' buffer addresses (CUDA symmetric memory): the op does all
+//     three steps too, writing straight into the peers' buffers; see Note
+//     [Mega MoE on symmetric memory].
+//   - zeros (gloo on the CPU, or CUDA without symmetric memory): the op does
+//     step 2 only, on the rows the caller dispatched into its buffer, and leaves
+//     y alone.  deep_gemm.mega's wrapper runs steps 1 and 3 with the group's
+//     collectives (all_to_all_single) and finishes with
+//     _sum_combined_for_mega_moe, the same summation the other paths use.
+// Every path orders the received rows by (source rank, token, slot), so all
+// three give the same bits.
 //
 // Numerics (the tests mirror them step by step and compare bitwise):
 //   L1 = x . W1^T           float64 products and sums, rounded to float32, then bf16
@@ -51,7 +58,14 @@
 #include "kernels/quant.hpp"
 #include "utils/checks.hpp"
 
+#ifdef DG_WITH_CUDA
+#include "kernels/symm_cuda.hpp"
+#endif
+
 namespace deep_gemm::mega {
+
+// How long a rank waits at the symmetric-memory barrier for a peer (Note [Mega MoE on symmetric memory]).
+inline constexpr int64_t kBarrierTimeoutNs = 60'000'000'000;
 
 // The validated shape of one fused call.
 struct MoeCall {
@@ -62,6 +76,7 @@ struct MoeCall {
   int64_t experts_per_rank = 0;
   int64_t num_tokens = 0;  // T = y.size(0)
   std::optional<float> clamp;
+  std::vector<int64_t> peers;  // every rank's buffer address (symmetric memory), or empty
 };
 
 namespace detail {
@@ -142,7 +157,7 @@ inline void check_staged_routing(const at::Tensor& topk_idx, int64_t num_experts
 // every recv_info field in range.
 inline void check_received_rows(const MoeCall& call, const at::Tensor& buffer) {
   const auto& L = call.layout;
-  const int64_t n = L.view(buffer, Region::kWorkspace)[0].item<int64_t>();
+  const int64_t n = L.view(buffer, Region::kWorkspace)[kWsRecvRows].item<int64_t>();
   DG_CHECK_ARG(n >= 0 && n <= L.config.num_ring_tokens, "sym_buffer", "holds ", n,
                " received rows in workspace[0]; expected 0 to the receive capacity ", L.config.num_ring_tokens);
   if (n == 0) return;
@@ -167,7 +182,7 @@ inline void dispatch_locally(const MoeCall& call, const at::Tensor& buffer) {
   const auto idx = L.view(buffer, Region::kTopkIdx).narrow(0, 0, call.num_tokens);
   const auto pos = (idx >= 0).nonzero();  // [n, 2] in (token, slot) order
   const int64_t n = pos.size(0);
-  L.view(buffer, Region::kWorkspace)[0].fill_(n);
+  L.view(buffer, Region::kWorkspace)[kWsRecvRows].fill_(n);
   if (n == 0) return;
   const auto tok = pos.select(1, 0), slot = pos.select(1, 1);
   const auto expert = idx.index({tok, slot});
@@ -188,7 +203,7 @@ inline void run_local_experts(const MoeCall& call, const at::Tensor& buffer,
   const auto& L = call.layout;
   const bool fp8 = L.config.with_sf();
   const int64_t H = L.config.hidden, I = L.config.intermediate_hidden;
-  const int64_t n = L.view(buffer, Region::kWorkspace)[0].item<int64_t>();
+  const int64_t n = L.view(buffer, Region::kWorkspace)[kWsRecvRows].item<int64_t>();
   const auto info = L.view(buffer, Region::kRecvInfo).narrow(0, 0, n);
   const auto local_expert = info.select(1, 3);
   if (recv_stats.has_value() && n > 0) {
@@ -257,7 +272,7 @@ inline void sum_combined(const at::Tensor& y, const at::Tensor& combine, const a
 // Step 3 on one rank: l2_out rows to combine[slot, token], then the sum into y.
 inline void combine_locally(const MoeCall& call, const at::Tensor& buffer, const at::Tensor& y) {
   const auto& L = call.layout;
-  const int64_t n = L.view(buffer, Region::kWorkspace)[0].item<int64_t>();
+  const int64_t n = L.view(buffer, Region::kWorkspace)[kWsRecvRows].item<int64_t>();
   const auto combine = L.view(buffer, Region::kCombine);
   if (n > 0) {
     const auto info = L.view(buffer, Region::kRecvInfo).narrow(0, 0, n);
@@ -266,5 +281,134 @@ inline void combine_locally(const MoeCall& call, const at::Tensor& buffer, const
   }
   sum_combined(y, combine, L.view(buffer, Region::kTopkIdx));
 }
+
+// Note [Mega MoE on symmetric memory]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// With CUDA symmetric memory every rank's buffer is mapped into every rank's
+// address space, and sym_buffer_ptrs holds their addresses (rank r's at index
+// r).  One call then runs the three steps of Note [Mega MoE across ranks] on the
+// current stream with no collective library, separated by the device barrier
+// of kernels/symm_cuda.hpp (its state lives in the workspace):
+//
+//   counts     rank s writes how many rows it sends to each rank d into row s
+//              of the count matrix of every rank's workspace        -> barrier
+//   dispatch   each rank reads the matrix (one host sync), and writes its rows
+//              for rank d at offset sum_{s < own rank} counts[s][d] of d's
+//              receive region, so d sees them ordered by (source rank, token,
+//              slot) as on the other paths; then sets its own row count -> barrier
+//   experts    step 2 on the rows in its own buffer
+//   combine    writes each output row into combine[slot, token] of the source
+//              rank's buffer                                          -> barrier
+//   sum        its own combine region into y
+//
+// The barriers also keep consecutive calls apart: a rank writes into a peer's
+// buffer only after that peer has passed the barrier that ends its reads of the
+// previous call.  A rank whose call fails on the host (bad weights, say)
+// writes its rank into every rank's timeout word (deep_gemm.mega does, through
+// the mapping), which ends the peers' waits at once; a rank that is never
+// called stops the others after kBarrierTimeoutNs.  Either way every rank
+// raises an error naming the missing rank, the barrier state is out of step,
+// and the SymmBuffer must be rebuilt, which every later call on it reports.
+
+namespace detail {
+
+// A peer's buffer, as a tensor on this rank's device (the address is mapped here).
+inline at::Tensor peer_buffer(int64_t address, const at::Tensor& own) {
+  return at::from_blob(reinterpret_cast<void*>(address), {own.numel()}, own.options());
+}
+
+inline void check_no_timeout(const MoeCall& call, int64_t timed_out, const char* step) {
+  if (timed_out == 0) return;
+  fail_unsupported(c10::str("rank ", call.rank, " stopped waiting for rank ", timed_out - 1,
+                            " at the Mega MoE barrier (", step, "): that rank's call failed or was not made within ",
+                            kBarrierTimeoutNs / 1000000000,
+                            " s. The symmetric buffers' barrier state is now out of step: rebuild the SymmBuffer "
+                            "on every rank"));
+}
+
+}  // namespace detail
+
+#ifdef DG_WITH_CUDA
+inline void run_on_symmetric_memory(const MoeCall& call, const at::Tensor& buffer, const at::Tensor& y,
+                                    const std::pair<at::Tensor, at::Tensor>& l1,
+                                    const std::pair<at::Tensor, at::Tensor>& l2,
+                                    const std::optional<at::Tensor>& recv_stats) {
+  const auto& L = call.layout;
+  const int64_t R = call.num_ranks, me = call.rank, E_l = call.experts_per_rank;
+  const bool fp8 = L.config.with_sf();
+  std::vector<at::Tensor> peers;
+  std::vector<int64_t> workspaces;
+  for (int64_t r = 0; r < R; ++r) {
+    peers.push_back(r == me ? buffer : detail::peer_buffer(call.peers[r], buffer));
+    workspaces.push_back(reinterpret_cast<int64_t>(L.view(peers.back(), Region::kWorkspace).data_ptr()));
+  }
+  const auto own_ws = L.view(buffer, Region::kWorkspace);
+  const symm_cuda::BarrierWords words{kWsEpoch, kWsTimeout, kWsSignals};
+  auto barrier = [&] { symm_cuda::barrier(workspaces, static_cast<int>(me), words, kBarrierTimeoutNs); };
+
+  // counts: the used (token, slot) pairs, ordered by destination rank, then (token, slot).
+  const auto idx = L.view(buffer, Region::kTopkIdx).narrow(0, 0, call.num_tokens);
+  const auto pos = (idx >= 0).nonzero();
+  const auto unordered_expert = idx.index({pos.select(1, 0), pos.select(1, 1)});
+  const auto order = at::argsort(at::floor_divide(unordered_expert, E_l), /*stable=*/true);
+  const auto tok = pos.select(1, 0).index_select(0, order), slot = pos.select(1, 1).index_select(0, order);
+  const auto expert = unordered_expert.index_select(0, order);
+  const auto counts = at::bincount(at::floor_divide(expert, E_l), {}, R);
+  for (int64_t d = 0; d < R; ++d) {
+    L.view(peers[d], Region::kWorkspace).narrow(0, kWsCounts + me * kMaxRanks, R).copy_(counts);
+  }
+  barrier();
+
+  // dispatch
+  const auto header = own_ws.narrow(0, 0, kWsCounts + R * kMaxRanks).cpu();
+  const auto* h = header.const_data_ptr<int64_t>();
+  detail::check_no_timeout(call, h[kWsTimeout], "after counting");
+  auto sent = [&](int64_t s, int64_t d) { return h[kWsCounts + s * kMaxRanks + d]; };
+  int64_t received = 0;
+  for (int64_t s = 0; s < R; ++s) received += sent(s, me);
+  TORCH_CHECK(received <= L.config.num_ring_tokens, "Mega MoE: ", received, " rows reached rank ", me,
+              ", more than its receive capacity ", L.config.num_ring_tokens);
+  const auto x = L.view(buffer, Region::kX);
+  const auto weights = L.view(buffer, Region::kTopkWeights);
+  int64_t first = 0;
+  for (int64_t d = 0; d < R; ++d) {
+    const int64_t c = sent(me, d);
+    if (c == 0) continue;
+    int64_t offset = 0;
+    for (int64_t s = 0; s < me; ++s) offset += sent(s, d);
+    const auto t = tok.narrow(0, first, c), k = slot.narrow(0, first, c);
+    const auto& peer = peers[d];
+    detail::bytes(L.view(peer, Region::kL1Token).narrow(0, offset, c)).copy_(detail::bytes(detail::gather_rows(x, t)));
+    if (fp8) {
+      L.view(peer, Region::kL1Sf).narrow(0, offset, c).copy_(L.view(buffer, Region::kXSf).index_select(0, t));
+    }
+    const auto info = at::stack({at::full_like(t, me), t, k, expert.narrow(0, first, c) - d * E_l}, 1);
+    L.view(peer, Region::kRecvInfo).narrow(0, offset, c).copy_(info);
+    L.view(peer, Region::kRecvWeights).narrow(0, offset, c).copy_(weights.index({t, k}));
+    first += c;
+  }
+  own_ws[kWsRecvRows].fill_(received);
+  barrier();
+
+  // experts
+  run_local_experts(call, buffer, l1, l2, recv_stats);
+
+  // combine
+  const auto info = L.view(buffer, Region::kRecvInfo), l2_out = L.view(buffer, Region::kL2Out);
+  int64_t row = 0;
+  for (int64_t s = 0; s < R; ++s) {
+    const int64_t c = sent(s, me);
+    if (c == 0) continue;
+    const auto rows = info.narrow(0, row, c);
+    L.view(peers[s], Region::kCombine)
+        .index_put_({rows.select(1, 2).to(at::kLong), rows.select(1, 1).to(at::kLong)}, l2_out.narrow(0, row, c));
+    row += c;
+  }
+  barrier();
+
+  sum_combined(y, L.view(buffer, Region::kCombine), L.view(buffer, Region::kTopkIdx));
+  detail::check_no_timeout(call, own_ws[kWsTimeout].item<int64_t>(), "after dispatch or combine");
+}
+#endif
 
 }  // namespace deep_gemm::mega

@@ -187,9 +187,17 @@ class SymmBuffer:
     ``group`` is a ``torch.distributed`` process group, or None for a single
     rank (no process group needed).  Stage each call's inputs into ``x``,
     ``x_sf`` (FP8 only), ``topk_idx`` and ``topk_weights`` (first ``T`` rows,
-    ``T`` = the output's row count).  The buffer is zero-filled.  On the CPU
-    there is no symmetric memory: peers' rows travel through the group's
-    collectives, and ``buffer_ptrs`` only records the rank count.
+    ``T`` = the output's row count).  The buffer is zero-filled.
+
+    With more than one rank on CUDA, the buffer is allocated in torch's
+    symmetric memory (``torch.distributed._symmetric_memory``) and
+    ``buffer_ptrs`` holds every rank's buffer address, mapped into this
+    process: the fused op then writes rows straight into the peers' buffers
+    (Note [Mega MoE on symmetric memory] in ``csrc/kernels/mega_moe.hpp``).
+    ``symmetric=False`` asks for the other path, as on the CPU (gloo): the
+    buffer is an ordinary tensor, ``buffer_ptrs`` is all zeros, and rows
+    travel through the group's collectives.  ``symmetric=True`` requires
+    symmetric memory; the default (None) uses it wherever it is available.
     """
 
     def __init__(
@@ -205,6 +213,7 @@ class SymmBuffer:
         activation: str = "swiglu",
         *,
         device: torch.device | str | None = None,
+        symmetric: bool | None = None,
     ) -> None:
         num_ranks = 1 if group is None else group.size()
         rank = 0 if group is None else group.rank()
@@ -229,11 +238,22 @@ class SymmBuffer:
         self.mma_type, self.activation = mma_type, activation
         self.num_bytes, self.layout_info = num_bytes, list(layout_info)
         self.num_ring_tokens = self.layout_info[21]
-        self.buffer = torch.empty(num_bytes, dtype=torch.int8, device=device or "cpu")
+        where = torch.device(device or "cpu")
+        self.symmetric = _use_symmetric_memory(num_ranks, where, symmetric)
+        self._handle: Any = None
+        if self.symmetric:
+            from torch.distributed import _symmetric_memory as symm_mem
+
+            self.buffer = symm_mem.empty(num_bytes, dtype=torch.int8, device=where)
+            self._handle = symm_mem.rendezvous(self.buffer, group)
+            # The tensor may start inside the allocation; its peers start at the same offset.
+            shift = self.buffer.data_ptr() - self._handle.buffer_ptrs[rank]
+            self.buffer_ptrs = [int(p) + shift for p in self._handle.buffer_ptrs]
+        else:
+            self.buffer = torch.empty(num_bytes, dtype=torch.int8, device=where)
+            # Zeros tell the fused ops that the caller moves the rows between ranks.
+            self.buffer_ptrs = [0] * num_ranks
         self.buffer.zero_()
-        # Upstream passes the peers' mapped addresses; without symmetric memory the
-        # fused ops only read how many there are (and int[] arguments are 32-bit).
-        self.buffer_ptrs = [0] * num_ranks
         views = _region_views("SymmBuffer", self.buffer, self.layout_info)
         self._views = views
         self.x, self.x_sf = _need(views, "x"), views["x_sf"]
@@ -242,13 +262,17 @@ class SymmBuffer:
         self.l2_acts, self.l2_acts_sf = views["l2_token"], views["l2_sf"]
         self.shared_l1_acts_sf = views["shared_l1_sf"]
         self.shared_l2_acts, self.shared_l2_acts_sf = views["shared_l2_token"], views["shared_l2_sf"]
-        if num_ranks > 1:
+        if self._handle is not None:
+            self._handle.barrier()  # every rank's buffer is zeroed before any peer writes into it
+            torch.cuda.synchronize(where)
+        elif num_ranks > 1:
             torch.distributed.barrier(group=group)
 
     def destroy(self) -> None:
         """Drop every reference to the buffer (its views included)."""
         for name in (
             "buffer",
+            "_handle",
             "_views",
             "x",
             "x_sf",
@@ -265,6 +289,20 @@ class SymmBuffer:
             setattr(self, name, None)
 
 
+def _use_symmetric_memory(num_ranks: int, device: torch.device, asked: bool | None) -> bool:
+    """Whether a buffer of ``num_ranks`` ranks on ``device`` lives in symmetric memory (see SymmBuffer)."""
+    possible = num_ranks > 1 and device.type == "cuda"
+    reason = "it needs more than one rank" if num_ranks == 1 else f"it needs CUDA, not {device.type}"
+    if possible:
+        try:
+            from torch.distributed import _symmetric_memory  # noqa: F401
+        except ImportError as exc:  # a torch built without distributed CUDA support
+            possible, reason = False, f"torch.distributed._symmetric_memory is unavailable ({exc})"
+    if asked and not possible:
+        raise _arg_error("SymmBuffer", "symmetric", f"is True, but symmetric memory cannot be used: {reason}")
+    return possible if asked is None else asked
+
+
 def get_symm_buffer_for_mega_moe(
     group: Any,
     num_experts: int,
@@ -278,6 +316,7 @@ def get_symm_buffer_for_mega_moe(
     activation: str = "swiglu",
     *,
     device: torch.device | str | None = None,
+    symmetric: bool | None = None,
 ) -> SymmBuffer:
     """A :class:`SymmBuffer` with num_max_tokens_per_rank rounded up to the token alignment (384).
 
@@ -308,6 +347,7 @@ def get_symm_buffer_for_mega_moe(
         mma_type,
         activation,
         device=device,
+        symmetric=symmetric,
     )
 
 
@@ -488,8 +528,42 @@ _Local = Callable[[torch.Tensor | None], None]  # runs the registered op with th
 def _run(op: str, y: torch.Tensor, sym_buffer: SymmBuffer, stats: torch.Tensor | None, local: _Local) -> None:
     if sym_buffer.num_ranks == 1:
         local(stats)
+    elif sym_buffer.symmetric:
+        # The op moves the rows itself; the ranks only agree first that the routing is valid
+        # everywhere, so that none waits at the op's barrier for a rank that refused the call.
+        error: BaseException | None = None
+        try:
+            _check_routing(op, y, sym_buffer)
+        except Exception as exc:
+            error = exc
+        _agree(sym_buffer, error)
+        try:
+            local(stats)
+        except Exception:
+            _stop_peers(sym_buffer)
+            raise
     else:
         _run_across_ranks(op, y, sym_buffer, stats, local)
+
+
+# The workspace word that ends every wait at the op's barrier (kWsTimeout in csrc/kernels/mega_layout.hpp;
+# the workspace is the buffer's first region).
+_WS_STOP_WORD = 2
+
+
+def _stop_peers(sb: SymmBuffer) -> None:
+    """This rank's call failed: release every rank waiting for it at the op's barrier.
+
+    Writes 1 + this rank into every rank's stop word (its own included, so that
+    its next call reports the out-of-step buffer too); see Note [Mega MoE on
+    symmetric memory] in csrc/kernels/mega_moe.hpp.
+    """
+    mark = torch.tensor([sb.rank + 1], dtype=torch.int64, device=sb.buffer.device)
+    shift = (sb.buffer.data_ptr() - sb._handle.buffer_ptrs[sb.rank]) // 8
+    for r in range(sb.num_ranks):
+        word = sb._handle.get_buffer(r, (1,), torch.int64, storage_offset=shift + _WS_STOP_WORD)
+        word.copy_(mark)
+    torch.cuda.synchronize(sb.buffer.device)
 
 
 @dataclass
@@ -510,8 +584,8 @@ def _need(views: dict[str, torch.Tensor | None], key: str) -> torch.Tensor:
     return view
 
 
-def _plan_dispatch(op: str, y: Any, sb: SymmBuffer) -> _Dispatch:
-    """Check what routing needs (the op checks the rest) and pack the rows each rank receives."""
+def _check_routing(op: str, y: Any, sb: SymmBuffer) -> torch.Tensor:
+    """Check what routing needs (the op checks the rest); return the staged topk_idx[:T]."""
     if not isinstance(y, torch.Tensor) or y.dim() != 2:
         raise _arg_error(op, "y", "must be a 2-D tensor [num_tokens, hidden]")
     num_tokens, num_experts = y.shape[0], sb.num_experts
@@ -537,7 +611,13 @@ def _plan_dispatch(op: str, y: Any, sb: SymmBuffer) -> _Dispatch:
             "sym_buffer",
             f"stages token {t} with expert {ordered[t, k + 1].item()} twice in topk_idx; a token picks distinct experts",
         )
-    per_rank = num_experts // sb.num_ranks
+    return idx
+
+
+def _plan_dispatch(op: str, y: Any, sb: SymmBuffer) -> _Dispatch:
+    """Check the routing and pack the rows each rank receives."""
+    idx = _check_routing(op, y, sb)
+    per_rank = sb.num_experts // sb.num_ranks
     tokens, slots = (idx >= 0).nonzero(as_tuple=True)
     experts = idx[tokens, slots]
     order = torch.argsort(experts // per_rank, stable=True)
