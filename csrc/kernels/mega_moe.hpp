@@ -59,6 +59,7 @@
 #include "utils/checks.hpp"
 
 #ifdef DG_WITH_CUDA
+#include "kernels/mega_cuda.hpp"
 #include "kernels/symm_cuda.hpp"
 #endif
 
@@ -107,6 +108,10 @@ inline at::Tensor expand_ue8m0(const at::Tensor& packed, int64_t k) {
 
 // FP4 weights of one expert [rows, k / 2] with scales [rows, k / 128] -> float64 [rows, k].
 inline at::Tensor dequant_fp4(const at::Tensor& data, const at::Tensor& packed_sf) {
+#ifdef DG_WITH_CUDA
+  // Every call re-reads every local expert's weights: one pass instead of a dozen elementwise ops.
+  if (data.is_cuda()) return mega_cuda::dequant_fp4_f64(data.contiguous(), packed_sf.contiguous());
+#endif
   const auto values = quant::unpack_fp4(data).to(at::kDouble);
   return values * expand_ue8m0(packed_sf, values.size(1));
 }
@@ -312,9 +317,13 @@ inline void combine_locally(const MoeCall& call, const at::Tensor& buffer, const
 
 namespace detail {
 
-// A peer's buffer, as a tensor on this rank's device (the address is mapped here).
+// A peer's buffer, as a tensor on this rank's device: the address is mapped here, though
+// CUDA reports the peer's device as the memory's owner, so the device is stated.
 inline at::Tensor peer_buffer(int64_t address, const at::Tensor& own) {
-  return at::from_blob(reinterpret_cast<void*>(address), {own.numel()}, own.options());
+  return at::for_blob(reinterpret_cast<void*>(address), {own.numel()})
+      .options(own.options())
+      .target_device(own.device())
+      .make_tensor();
 }
 
 inline void check_no_timeout(const MoeCall& call, int64_t timed_out, const char* step) {
