@@ -1111,11 +1111,14 @@ def fp8_fp4_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l1_wei
     activation_clamp >= 0 or None. Each used slot's token runs L1, SwiGLU (up clamped to [-c, c],
     gate to <= c, times its top-k weight), FP8 requantisation with per-32 UE8M0 scales, and L2;
     y (bf16) gets the sum over the token's slots, and cumulative_local_expert_recv_stats (int32
-    [E_l]) the rows each local expert received. sym_buffer_ptrs has one entry per rank (values
-    unused: there is no symmetric memory on the CPU). With one rank the op does everything. With
-    more, a TORCH_LIBRARY op cannot run collectives: the op runs only the local experts, on the
-    rows the caller dispatched into sym_buffer's receive region, and leaves y alone; the
-    deep_gemm.mega wrapper does dispatch and combine with the process group.
+    [E_l]) the rows each local expert received. sym_buffer_ptrs has one entry per rank. With one
+    rank the op does everything. With more on CUDA symmetric memory, sym_buffer_ptrs holds every
+    rank's mapped buffer address (entry rank_idx is sym_buffer's own) and the op does everything
+    too: it writes rows into the peers' buffers and synchronises through a device barrier in the
+    buffer's workspace (not CUDA-graph capturable; every rank must make the call). With zeros
+    (gloo, or no symmetric memory) a TORCH_LIBRARY op cannot run collectives: the op runs only
+    the local experts, on the rows the caller dispatched into sym_buffer's receive region, and
+    leaves y alone; the deep_gemm.mega wrapper does dispatch and combine with the process group.
     Shared experts and the 'situ' activation are not supported.
     """
     if (l1_weights.__class__ is not tuple and isinstance(l1_weights, _Tensor)) or (l2_weights.__class__ is not tuple and isinstance(l2_weights, _Tensor)):

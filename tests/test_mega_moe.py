@@ -150,6 +150,38 @@ def test_more_ranks_mode_runs_local_experts_only() -> None:
         assert stats[e - 2].item() == len(picked)
 
 
+@pytest.mark.parametrize(
+    ("ptrs", "message"),
+    [
+        (
+            [0, 4096],
+            "argument 'sym_buffer_ptrs' must hold every rank's buffer address (symmetric memory) or only zeros",
+        ),
+        ([4096, 8192], "argument 'sym_buffer_ptrs' holds peer addresses, which needs CUDA symmetric memory; "),
+    ],
+)
+def test_peer_addresses_need_cuda_symmetric_memory(ptrs: list[int], message: str) -> None:
+    num_bytes, _ = _C.get_symm_buffer_size_for_mega_moe(2, 4, ALIGN, 2, 64, 16, "bf16xbf16", "swiglu")
+    buffer = torch.zeros(num_bytes, dtype=torch.int8)
+    w1, w2 = torch.zeros(2, 32, 64).bfloat16(), torch.zeros(2, 64, 16).bfloat16()
+    y, stats = torch.ones(3, 64).bfloat16(), torch.zeros(2, dtype=torch.int32)
+    with pytest.raises(ValueError, match="^bf16_mega_moe: " + re.escape(message)):
+        torch.ops.deep_gemm.bf16_mega_moe(
+            y, w1, w2, None, None, stats, buffer, ptrs, 1, ALIGN, 4, 2, "swiglu", None, True
+        )
+    assert torch.equal(y, torch.ones(3, 64).bfloat16()) and not stats.any()
+
+
+def test_symmetric_buffer_needs_ranks_and_cuda() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"^SymmBuffer: argument 'symmetric' is True, but symmetric memory cannot be used: it needs more than one rank$",
+    ):
+        mega.SymmBuffer(None, 4, ALIGN, 2, 128, 128, symmetric=True)
+    buf = mega.SymmBuffer(None, 4, ALIGN, 2, 128, 128)
+    assert not buf.symmetric and buf.buffer_ptrs == [0]
+
+
 # ---- errors on one rank ----------------------------------------------------------------------
 
 

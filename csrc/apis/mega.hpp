@@ -5,8 +5,8 @@
 // offset, used by every op here); the computation in kernels/mega_moe.hpp.
 // The ops size the buffer, describe its regions and run the fused MoE;
 // slicing the buffer into views happens in Python (deep_gemm.mega), see
-// Note [Mega MoE buffer views], and so does the exchange between ranks, see
-// Note [Mega MoE across ranks].
+// Note [Mega MoE buffer views], and so does the exchange between ranks when
+// there is no symmetric memory, see Note [Mega MoE across ranks].
 //
 // Note [Mega MoE buffer views]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~

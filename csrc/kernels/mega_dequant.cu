@@ -22,9 +22,8 @@ __device__ __forceinline__ double e2m1(unsigned code) {
   return (code & 8u) ? -magnitude : magnitude;
 }
 
-__global__ void dequant_fp4_f64_kernel(const uint8_t* __restrict__ data, const uint8_t* __restrict__ sf,
-                                       int64_t half_k, int64_t sf_bytes_per_row, int64_t total,
-                                       double* __restrict__ out) {
+__global__ void dequant_fp4_f64_kernel(const uint8_t* __restrict__ data, const uint8_t* __restrict__ sf, int64_t half_k,
+                                       int64_t sf_bytes_per_row, int64_t total, double* __restrict__ out) {
   const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= total) return;
   const int64_t row = idx / half_k, col = 2 * (idx % half_k);  // out[idx] pairs are (row, col), (row, col + 1)
@@ -51,8 +50,8 @@ at::Tensor dequant_fp4_f64(const at::Tensor& data, const at::Tensor& packed_sf) 
   constexpr int kThreads = 256;
   const auto blocks = static_cast<unsigned>((total + kThreads - 1) / kThreads);
   dequant_fp4_f64_kernel<<<blocks, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      reinterpret_cast<const uint8_t*>(data.data_ptr()), reinterpret_cast<const uint8_t*>(packed_sf.data_ptr()),
-      half_k, packed_sf.size(1) * 4, total, out.data_ptr<double>());
+      reinterpret_cast<const uint8_t*>(data.data_ptr()), reinterpret_cast<const uint8_t*>(packed_sf.data_ptr()), half_k,
+      packed_sf.size(1) * 4, total, out.data_ptr<double>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }
