@@ -7,12 +7,15 @@ scales (amax floored at 1e-4, scale rounded up to a power of two), L2, and the
 sum over the token's slots on its own rank.  Products are formed in float64
 (exact for FP8 x FP4 with power-of-two scales) and every rounding the spec
 names (float32 accumulate, bf16 outputs, FP8 activations) is applied where it
-says, so the result is compared bitwise.  Nothing here calls deep_gemm to make
-an expected value; deep_gemm.utils only builds quantised inputs.
+says, so the result is compared bitwise.  The reference calls nothing of
+deep_gemm; deep_gemm.utils only builds quantised inputs.  A second expected
+value, unfused(), runs the layer on a process group from deep_gemm's grouped
+GEMM ops and torch.distributed's all-to-all, without the fused op.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -222,6 +225,76 @@ def call_mega(p: Problem, y: torch.Tensor, w1: Any, w2: Any, buf: Any, stats: An
         mega.bf16_mega_moe(y, w1, w2, buf, stats, activation_clamp=clamp)
 
 
+def unfused(rank: int, world: int, group: Any, p: Problem, clamp: float | None) -> torch.Tensor:
+    """Mega MoE without the fused op, on the CPU: y of this rank.
+
+    Dispatch and combine go through torch.distributed's all-to-all, and both
+    GEMMs through deep_gemm's m-grouped contiguous GEMMs on the experts' weights
+    as given (no transform_weights_for_mega_moe); the activation and the FP8
+    requantisation (deep_gemm.utils.per_token_cast_to_fp8) are applied in
+    between, as the spec orders them.  Rows stay in (source rank, token, slot)
+    order, so the fused op must give the same bits.
+    """
+    import torch.distributed as dist
+
+    import deep_gemm
+
+    per = p.experts_per_rank
+    idx = p.topk_idx[rank]
+    tokens, slots = (idx >= 0).nonzero(as_tuple=True)
+    experts = idx[tokens, slots]
+    order = torch.argsort(experts // per, stable=True)
+    tokens, slots, experts = tokens[order], slots[order], experts[order]
+    send = torch.bincount(experts // per, minlength=world)
+    recv = torch.empty_like(send)
+    dist.all_to_all_single(recv, send, group=group)
+    send_splits, recv_splits = send.tolist(), recv.tolist()
+    n = sum(recv_splits)
+
+    def exchange(rows: torch.Tensor, out_splits: list[int], in_splits: list[int]) -> torch.Tensor:
+        width = math.prod(rows.shape[1:]) * rows.element_size()
+        raw = rows.contiguous().view(torch.uint8).reshape(rows.shape[0], width)  # gloo moves bytes of any dtype
+        out = raw.new_empty((sum(out_splits), width))
+        dist.all_to_all_single(out, raw, out_splits, in_splits, group=group)
+        return out.view(rows.dtype).reshape(out.shape[0], *rows.shape[1:])
+
+    local_expert = exchange((experts - (experts // per) * per).to(torch.int32), recv_splits, send_splits)
+    weight = exchange(p.topk_weights[rank][tokens, slots], recv_splits, send_splits)
+    lo, hi = rank * per, (rank + 1) * per
+    inter = p.inter
+    if p.fp8:
+        x = (
+            exchange(p.x[rank][0][tokens], recv_splits, send_splits),
+            exchange(p.x[rank][1][tokens], recv_splits, send_splits),
+        )
+        w1, w2 = (p.w1[0][lo:hi], p.w1[1][lo:hi]), (p.w2[0][lo:hi], p.w2[1][lo:hi])
+        l1 = torch.empty(n, 2 * inter, dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_fp4_gemm_nt_contiguous(x, w1, l1, local_expert, recipe=(1, 1, 32))
+    else:
+        x = exchange(p.x[rank][tokens], recv_splits, send_splits)
+        w1, w2 = p.w1[lo:hi], p.w2[lo:hi]
+        l1 = torch.empty(n, 2 * inter, dtype=torch.bfloat16)
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(x, w1, l1, local_expert)
+    gate, up = l1[:, :inter].to(F64), l1[:, inter:].to(F64)
+    if clamp is not None:
+        c = torch.tensor(clamp, dtype=torch.float32).item()
+        up, gate = up.clamp(-c, c), gate.clamp(max=c)
+    h = (gate / (1 + torch.exp(-gate)) * up * weight.to(F64)[:, None]).float()
+    out = torch.empty(n, p.hidden, dtype=torch.bfloat16)
+    if p.fp8:
+        q = per_token_cast_to_fp8(h, use_ue8m0=True, gran_k=32, use_packed_ue8m0=True)
+        deep_gemm.m_grouped_fp8_fp4_gemm_nt_contiguous(q, w2, out, local_expert, recipe=(1, 1, 32))
+    else:
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(h.bfloat16(), w2, out, local_expert)
+    back = exchange(out, send_splits, recv_splits)
+    combine = torch.zeros(p.num_topk, idx.shape[0], p.hidden, dtype=torch.bfloat16)
+    combine[slots, tokens] = back
+    y = torch.zeros(idx.shape[0], p.hidden, dtype=torch.float32)
+    for k in range(p.num_topk):
+        y = y + torch.where((idx[:, k] >= 0)[:, None], combine[k].float(), 0.0)
+    return y.bfloat16()
+
+
 def _check_valid_calls(
     rank: int,
     world: int,
@@ -253,6 +326,8 @@ def _check_valid_calls(
             y = torch.full((t, hidden), float("nan"), dtype=torch.bfloat16, device=device)
             call_mega(p, y, w1, w2, buf, stats, clamp)
             assert torch.equal(y.cpu(), ys[rank]), f"rank {rank}, case {n}: y differs from the reference"
+        if y.device.type == "cpu":  # the grouped GEMMs compute exactly on the CPU only
+            assert torch.equal(unfused(rank, world, group, p, clamp), y), f"rank {rank}, case {n}: y != unfused"
         want = stats0 + 2 * counts[rank * per_rank : (rank + 1) * per_rank].to(torch.int32)
         assert torch.equal(stats.cpu(), want), f"rank {rank}, case {n}: stats {stats.tolist()} != {want.tolist()}"
         received = buf._views["workspace"][0].item()

@@ -1,7 +1,9 @@
 """Mega MoE end to end: one rank in-process, 2 and 4 ranks over gloo, errors, opcheck.
 
-Expected values come from mega_support.reference (the spec's unfused pipeline,
-mirroring its roundings), compared bitwise.
+Expected values come from mega_support.reference (the spec's definition in
+float64, mirroring its roundings), compared bitwise.  On several ranks the
+fused result must also equal, bitwise, mega_support.unfused: the same layer
+built from torch.distributed's all-to-all and deep_gemm's m-grouped GEMMs.
 """
 
 from __future__ import annotations
