@@ -162,14 +162,23 @@ inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups,
 
 // d [M, N] <- for each row, the product of its group (float32 a_f [M, K] times
 // b_f[g]^T); rows of no group keep their value, padding rows become zero.
+//
+// On the CPU the products are summed in float64 and rounded once to float32
+// (then to d's dtype): the float32 accumulation the spec asks for, correctly
+// rounded, so the result depends neither on BLAS's summation order nor on its
+// thread count, and an MoE layer built from these GEMMs gives the same bits as
+// the fused Mega MoE, which rounds the same way.  The dequantised operands are
+// exact in float32, so widening them loses nothing.  On CUDA, float32.
 inline void write_contiguous(const at::Tensor& d, const at::Tensor& a_f, const at::Tensor& b_f, const RowGroups& rows) {
   const int64_t groups = b_f.size(0);
-  auto result = at::zeros({d.size(0), d.size(1)}, d.options().dtype(at::kFloat));
+  const auto acc = d.is_cuda() ? at::kFloat : at::kDouble;
+  const auto a_acc = a_f.to(acc), b_acc = b_f.to(acc);
+  auto result = at::zeros({d.size(0), d.size(1)}, d.options().dtype(acc));
   for (int64_t g = 0; g < groups; ++g) {
-    result = at::where(rows.member.select(1, g).unsqueeze(1), at::matmul(a_f, b_f[g].t()), result);
+    result = at::where(rows.member.select(1, g).unsqueeze(1), at::matmul(a_acc, b_acc[g].t()), result);
   }
   const auto covered = rows.member.any(1);
-  auto out = at::where(covered.unsqueeze(1), result.to(d.scalar_type()), d);
+  auto out = at::where(covered.unsqueeze(1), result.to(at::kFloat).to(d.scalar_type()), d);
   if (rows.padding.defined()) {
     const auto zero_rows = at::logical_and(rows.padding, covered.logical_not());
     out = at::where(zero_rows.unsqueeze(1), at::zeros({}, d.options()), out);

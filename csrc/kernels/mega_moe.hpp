@@ -211,15 +211,20 @@ inline void run_local_experts(const MoeCall& call, const at::Tensor& buffer,
   const int64_t n = L.view(buffer, Region::kWorkspace)[kWsRecvRows].item<int64_t>();
   const auto info = L.view(buffer, Region::kRecvInfo).narrow(0, 0, n);
   const auto local_expert = info.select(1, 3);
-  if (recv_stats.has_value() && n > 0) {
-    recv_stats->add_(at::bincount(local_expert, {}, call.experts_per_rank).to(recv_stats->scalar_type()));
-  }
+  const auto rows_per_expert = at::bincount(local_expert, {}, call.experts_per_rank);
+  if (recv_stats.has_value() && n > 0) recv_stats->add_(rows_per_expert.to(recv_stats->scalar_type()));
+  // The rows of expert e are order[first_e, first_e + count_e): one host read for all experts.
+  const auto order = at::argsort(local_expert, /*stable=*/true);
+  const auto counts = rows_per_expert.cpu();
   const auto rows_x = L.view(buffer, Region::kL1Token).narrow(0, 0, n);
   const auto weights = L.view(buffer, Region::kRecvWeights).narrow(0, 0, n);
   const auto l2_token = L.view(buffer, Region::kL2Token), l2_out = L.view(buffer, Region::kL2Out);
+  int64_t first = 0;
   for (int64_t e = 0; e < call.experts_per_rank && n > 0; ++e) {
-    const auto sel = (local_expert == e).nonzero().select(1, 0);
-    if (sel.numel() == 0) continue;
+    const int64_t count = counts.const_data_ptr<int64_t>()[e];
+    if (count == 0) continue;
+    const auto sel = order.narrow(0, first, count);
+    first += count;
     // L1: [rows, 2I] as [gate | up].
     at::Tensor x, w1;
     if (fp8) {
