@@ -26,7 +26,6 @@ import argparse
 import os
 import socket
 import statistics
-from datetime import timedelta
 from typing import Any
 
 import torch
@@ -85,20 +84,10 @@ def _worker(rank: int, world: int, port: int, args: argparse.Namespace) -> None:
     import torch.distributed as dist
 
     import deep_gemm.mega as mega
+    from deep_gemm.testing.dist import init_local_group
 
-    for name, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")):
-        os.environ.setdefault(name, value)
-    os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
-    device = torch.device("cuda", rank)
-    torch.cuda.set_device(device)
-    dist.init_process_group(
-        "nccl",
-        init_method=f"tcp://127.0.0.1:{port}",
-        rank=rank,
-        world_size=world,
-        timeout=timedelta(seconds=300),
-        device_id=device,
-    )
+    device = init_local_group("nccl", rank, world, port, timeout_s=300.0)
+    assert device is not None
     group = dist.group.WORLD
     num_experts = EXPERTS_PER_RANK * world
     l1, l2 = _weights(rank, EXPERTS_PER_RANK, device, args.seed)

@@ -16,16 +16,15 @@ GEMM ops and torch.distributed's all-to-all, without the fused op.
 from __future__ import annotations
 
 import math
-import os
 import socket
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import Any
 
 import torch
 
 import deep_gemm.mega as mega
+from deep_gemm.testing.dist import init_local_group
 from deep_gemm.utils import per_token_cast_to_fp4, per_token_cast_to_fp8
 from reference import F64, dequant_f64
 
@@ -492,23 +491,7 @@ def _entry(rank: int, world: int, port: int, fn: Any, args: tuple, backend: str)
     import torch.distributed as dist
 
     torch.set_num_threads(1)
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    device = None
-    if backend == "nccl":
-        # NVLink multicast stays off (NVLS needs a fabric manager these machines do not run).
-        for name, value in (("NCCL_NVLS_ENABLE", "0"), ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")):
-            os.environ.setdefault(name, value)
-        os.environ.setdefault("NVSHMEM_DISABLE_NVLS", "1")
-        device = torch.device("cuda", rank)
-        torch.cuda.set_device(device)
-    dist.init_process_group(
-        backend,
-        init_method=f"tcp://127.0.0.1:{port}",
-        rank=rank,
-        world_size=world,
-        timeout=timedelta(seconds=60),
-        device_id=device,
-    )
+    init_local_group(backend, rank, world, port)
     try:
         fn(rank, world, dist.group.WORLD, *args)
     finally:
