@@ -212,6 +212,24 @@ class Op:
     def returns_tensors(self) -> bool:
         return any(r.base == "Tensor" for r in self.schema.returns)
 
+    def call_groups(self) -> list[tuple[Pack | None, tuple[Arg, ...]]]:
+        """The schema arguments as the implementation (and the legacy Python API) take them:
+        in schema order, each pack's members together at its first member's place."""
+        packs = {p.members[0]: p for p in self.packs}
+        later = {m for p in self.packs for m in p.members[1:]}
+        out: list[tuple[Pack | None, tuple[Arg, ...]]] = []
+        for arg in self.schema.args:
+            if arg.name in later:
+                continue
+            pack = packs.get(arg.name)
+            if pack is None:
+                out.append((None, (arg,)))
+                continue
+            members = tuple(self.schema.arg(m) for m in pack.members)
+            assert all(m is not None for m in members)  # the model checked every member exists
+            out.append((pack, tuple(m for m in members if m is not None)))
+        return out
+
     @classmethod
     def parse(cls, family: str, node: YNode, parser: SchemaParser, diags: Diagnostics) -> Op | None:
         r = _Reader(diags, None)

@@ -68,16 +68,10 @@ class Expected:
 
 def expected_params(op: Op) -> list[Expected]:
     """The implementation's arguments in call order: the schema after pack rules."""
-    packs = {p.members[0]: p for p in op.packs}
-    skip = {p.members[1] for p in op.packs}
     out: list[Expected] = []
-    for arg in op.schema.args:
-        if arg.name in skip:
-            continue
-        pack = packs.get(arg.name)
+    for pack, (arg, *rest) in op.call_groups():
         if pack is not None:
-            second = op.schema.arg(pack.members[1])
-            assert second is not None
+            (second,) = rest
             names = tuple(dict.fromkeys((pack.python_name, arg.name)))
             spelled = f"{_arg_text(arg)}, {_arg_text(second)}"
             out.append(Expected(names, (PACK_NATURAL[(False, second.type.optional)],), False, spelled))

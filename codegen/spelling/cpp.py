@@ -75,16 +75,10 @@ class CppWrapper:
         return [CppParam(a) for a in self.op.schema.args]
 
     def call_args(self) -> list[str]:
-        packs = {p.members[0]: p for p in self.op.packs}
-        skip = {p.members[1] for p in self.op.packs}
         out: list[str] = []
-        for arg in self.op.schema.args:
-            if arg.name in skip:
-                continue
-            pack = packs.get(arg.name)
+        for pack, (arg, *rest) in self.op.call_groups():
             if pack is not None:
-                second = self.op.schema.arg(pack.members[1])
-                assert second is not None
+                (second,) = rest
                 out.append(CppPackArg(arg, second).call())
             else:
                 out.append(CppParam(arg).call())

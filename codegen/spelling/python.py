@@ -104,22 +104,14 @@ class PyParam:
 
 def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
     """The legacy Python parameters of ``op``; signature problems go to ``diags``."""
-    packs = {p.members[0]: p for p in op.packs}
-    skip = {p.members[1] for p in op.packs}
     rules = op.python
     out: list[PyParam] = []
-    for arg in op.schema.args:
-        if arg.name in skip:
-            continue
-        pack = packs.get(arg.name)
+    for pack, members in op.call_groups():
+        arg = members[0]
         if pack is not None:
-            second = op.schema.arg(pack.members[1])
-            assert second is not None
-            members: tuple[Arg, ...] = (arg, second)
             name = pack.python_name
             default = schema_default = None
         else:
-            members = (arg,)
             name = arg.name
             schema_default = _schema_default(arg) if arg.has_default else None
             default = py_literal(rules.defaults[name]) if name in rules.defaults else schema_default
