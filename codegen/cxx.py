@@ -205,9 +205,6 @@ class Parser:
 
     # -- the prelude -----------------------------------------------------------------
 
-    def _prelude_text(self) -> str:
-        return _prelude_text(self.prelude)
-
     def _pch_path(self) -> Path | None:
         if self.cache_dir is None:
             return None
@@ -294,7 +291,7 @@ class Parser:
             tu = self.index.parse(
                 name,
                 args=["-x", "c++", *self.args, "-include", prelude],
-                unsaved_files=[(name, text), (prelude, self._prelude_text())],
+                unsaved_files=[(name, text), (prelude, _prelude_text(self.prelude))],
                 options=options,
             )
             problems = errors(tu, self.root)

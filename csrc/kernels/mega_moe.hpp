@@ -182,6 +182,33 @@ inline void check_received_rows(const MoeCall& call, const at::Tensor& buffer) {
 }
 
 // Step 1 on one rank: the staged tokens become received rows (see the Note).
+// The staged rows (tok, slot) of `source` become received rows [offset, offset + n) of
+// `dest`, from source rank `rank`, for dest's local experts `local_expert`.  `dest` is
+// `source` itself on one rank, a peer's buffer on symmetric memory.
+inline void put_received_rows(const SymmBufferLayout& L, const at::Tensor& source, const at::Tensor& dest,
+                              int64_t offset, int64_t rank, const at::Tensor& tok, const at::Tensor& slot,
+                              const at::Tensor& local_expert) {
+  const int64_t n = tok.size(0);
+  detail::bytes(L.view(dest, Region::kL1Token).narrow(0, offset, n))
+      .copy_(detail::bytes(detail::gather_rows(L.view(source, Region::kX), tok)));
+  if (L.config.with_sf()) {
+    L.view(dest, Region::kL1Sf).narrow(0, offset, n).copy_(L.view(source, Region::kXSf).index_select(0, tok));
+  }
+  const auto info = at::stack({at::full_like(tok, rank), tok, slot, local_expert}, 1);
+  L.view(dest, Region::kRecvInfo).narrow(0, offset, n).copy_(info);
+  L.view(dest, Region::kRecvWeights)
+      .narrow(0, offset, n)
+      .copy_(L.view(source, Region::kTopkWeights).index({tok, slot}));
+}
+
+// Expert outputs `out` of the received rows `info` go to combine[slot, token] of `dest`,
+// the buffer of the rows' source rank.
+inline void put_outputs(const SymmBufferLayout& L, const at::Tensor& dest, const at::Tensor& info,
+                        const at::Tensor& out) {
+  L.view(dest, Region::kCombine).index_put_({info.select(1, 2).to(at::kLong), info.select(1, 1).to(at::kLong)}, out);
+}
+
+// Step 1 on one rank: the staged tokens become received rows (see the Note).
 inline void dispatch_locally(const MoeCall& call, const at::Tensor& buffer) {
   const auto& L = call.layout;
   const auto idx = L.view(buffer, Region::kTopkIdx).narrow(0, 0, call.num_tokens);
@@ -190,14 +217,7 @@ inline void dispatch_locally(const MoeCall& call, const at::Tensor& buffer) {
   L.view(buffer, Region::kWorkspace)[kWsRecvRows].fill_(n);
   if (n == 0) return;
   const auto tok = pos.select(1, 0), slot = pos.select(1, 1);
-  const auto expert = idx.index({tok, slot});
-  L.view(buffer, Region::kL1Token).narrow(0, 0, n).copy_(detail::gather_rows(L.view(buffer, Region::kX), tok));
-  if (L.config.with_sf()) {
-    L.view(buffer, Region::kL1Sf).narrow(0, 0, n).copy_(L.view(buffer, Region::kXSf).index_select(0, tok));
-  }
-  const auto info = at::stack({at::zeros_like(tok), tok, slot, expert}, 1);  // one rank: source rank 0
-  L.view(buffer, Region::kRecvInfo).narrow(0, 0, n).copy_(info);
-  L.view(buffer, Region::kRecvWeights).narrow(0, 0, n).copy_(L.view(buffer, Region::kTopkWeights).index({tok, slot}));
+  put_received_rows(L, buffer, buffer, 0, 0, tok, slot, idx.index({tok, slot}));
 }
 
 // Step 2: every received row through its local expert.  l1/l2 are (data, sf)
@@ -283,13 +303,11 @@ inline void sum_combined(const at::Tensor& y, const at::Tensor& combine, const a
 inline void combine_locally(const MoeCall& call, const at::Tensor& buffer, const at::Tensor& y) {
   const auto& L = call.layout;
   const int64_t n = L.view(buffer, Region::kWorkspace)[kWsRecvRows].item<int64_t>();
-  const auto combine = L.view(buffer, Region::kCombine);
   if (n > 0) {
-    const auto info = L.view(buffer, Region::kRecvInfo).narrow(0, 0, n);
-    combine.index_put_({info.select(1, 2).to(at::kLong), info.select(1, 1).to(at::kLong)},
-                       L.view(buffer, Region::kL2Out).narrow(0, 0, n));
+    put_outputs(L, buffer, L.view(buffer, Region::kRecvInfo).narrow(0, 0, n),
+                L.view(buffer, Region::kL2Out).narrow(0, 0, n));
   }
-  sum_combined(y, combine, L.view(buffer, Region::kTopkIdx));
+  sum_combined(y, L.view(buffer, Region::kCombine), L.view(buffer, Region::kTopkIdx));
 }
 
 // Note [Mega MoE on symmetric memory]
@@ -343,13 +361,15 @@ inline void check_no_timeout(const MoeCall& call, int64_t timed_out, const char*
 }  // namespace detail
 
 #ifdef DG_WITH_CUDA
+// The workspace holds signals and counts for kMaxRanks ranks; the barrier must cover as many.
+static_assert(symm_cuda::kMaxRanks >= kMaxRanks, "the Mega MoE barrier covers fewer ranks than the workspace");
+
 inline void run_on_symmetric_memory(const MoeCall& call, const at::Tensor& buffer, const at::Tensor& y,
                                     const std::pair<at::Tensor, at::Tensor>& l1,
                                     const std::pair<at::Tensor, at::Tensor>& l2,
                                     const std::optional<at::Tensor>& recv_stats) {
   const auto& L = call.layout;
   const int64_t R = call.num_ranks, me = call.rank, E_l = call.experts_per_rank;
-  const bool fp8 = L.config.with_sf();
   std::vector<at::Tensor> peers;
   std::vector<int64_t> workspaces;
   for (int64_t r = 0; r < R; ++r) {
@@ -382,23 +402,14 @@ inline void run_on_symmetric_memory(const MoeCall& call, const at::Tensor& buffe
   for (int64_t s = 0; s < R; ++s) received += sent(s, me);
   TORCH_CHECK(received <= L.config.num_ring_tokens, "Mega MoE: ", received, " rows reached rank ", me,
               ", more than its receive capacity ", L.config.num_ring_tokens);
-  const auto x = L.view(buffer, Region::kX);
-  const auto weights = L.view(buffer, Region::kTopkWeights);
   int64_t first = 0;
   for (int64_t d = 0; d < R; ++d) {
     const int64_t c = sent(me, d);
     if (c == 0) continue;
     int64_t offset = 0;
     for (int64_t s = 0; s < me; ++s) offset += sent(s, d);
-    const auto t = tok.narrow(0, first, c), k = slot.narrow(0, first, c);
-    const auto& peer = peers[d];
-    detail::bytes(L.view(peer, Region::kL1Token).narrow(0, offset, c)).copy_(detail::bytes(detail::gather_rows(x, t)));
-    if (fp8) {
-      L.view(peer, Region::kL1Sf).narrow(0, offset, c).copy_(L.view(buffer, Region::kXSf).index_select(0, t));
-    }
-    const auto info = at::stack({at::full_like(t, me), t, k, expert.narrow(0, first, c) - d * E_l}, 1);
-    L.view(peer, Region::kRecvInfo).narrow(0, offset, c).copy_(info);
-    L.view(peer, Region::kRecvWeights).narrow(0, offset, c).copy_(weights.index({t, k}));
+    put_received_rows(L, buffer, peers[d], offset, me, tok.narrow(0, first, c), slot.narrow(0, first, c),
+                      expert.narrow(0, first, c) - d * E_l);
     first += c;
   }
   own_ws[kWsRecvRows].fill_(received);
@@ -413,9 +424,7 @@ inline void run_on_symmetric_memory(const MoeCall& call, const at::Tensor& buffe
   for (int64_t s = 0; s < R; ++s) {
     const int64_t c = sent(s, me);
     if (c == 0) continue;
-    const auto rows = info.narrow(0, row, c);
-    L.view(peers[s], Region::kCombine)
-        .index_put_({rows.select(1, 2).to(at::kLong), rows.select(1, 1).to(at::kLong)}, l2_out.narrow(0, row, c));
+    put_outputs(L, peers[s], info.narrow(0, row, c), l2_out.narrow(0, row, c));
     row += c;
   }
   barrier();

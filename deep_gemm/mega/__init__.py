@@ -240,15 +240,16 @@ class SymmBuffer:
         self.num_ring_tokens = self.layout_info[21]
         where = torch.device(device or "cpu")
         self.symmetric = _use_symmetric_memory(num_ranks, where, symmetric)
-        self._handle: Any = None
+        self._handle: Any = None  # the symmetric-memory handle, when there is one
+        self._shift = 0  # bytes from the start of each rank's allocation to its buffer
         if self.symmetric:
             from torch.distributed import _symmetric_memory as symm_mem
 
             self.buffer = symm_mem.empty(num_bytes, dtype=torch.int8, device=where)
             self._handle = symm_mem.rendezvous(self.buffer, group)
             # The tensor may start inside the allocation; its peers start at the same offset.
-            shift = self.buffer.data_ptr() - self._handle.buffer_ptrs[rank]
-            self.buffer_ptrs = [int(p) + shift for p in self._handle.buffer_ptrs]
+            self._shift = self.buffer.data_ptr() - self._handle.buffer_ptrs[rank]
+            self.buffer_ptrs = [int(p) + self._shift for p in self._handle.buffer_ptrs]
         else:
             self.buffer = torch.empty(num_bytes, dtype=torch.int8, device=where)
             # Zeros tell the fused ops that the caller moves the rows between ranks.
@@ -267,6 +268,17 @@ class SymmBuffer:
             torch.cuda.synchronize(where)
         elif num_ranks > 1:
             torch.distributed.barrier(group=group)
+
+    def _op_args(self) -> tuple[torch.Tensor, list[int], int, int, int, int]:
+        """The arguments every fused op takes from the buffer, in schema order (sym_buffer .. num_topk)."""
+        return (
+            self.buffer,
+            self.buffer_ptrs,
+            self.rank,
+            self.num_max_tokens_per_rank,
+            self.num_experts,
+            self.num_topk,
+        )
 
     def destroy(self) -> None:
         """Drop every reference to the buffer (its views included)."""
@@ -456,12 +468,7 @@ def fp8_fp4_mega_moe(
             None,
             None,
             stats,
-            sym_buffer.buffer,
-            sym_buffer.buffer_ptrs,
-            sym_buffer.rank,
-            sym_buffer.num_max_tokens_per_rank,
-            sym_buffer.num_experts,
-            sym_buffer.num_topk,
+            *sym_buffer._op_args(),
             list(recipe),
             activation,
             activation_clamp,
@@ -493,12 +500,7 @@ def bf16_mega_moe(
             None,
             None,
             stats,
-            sym_buffer.buffer,
-            sym_buffer.buffer_ptrs,
-            sym_buffer.rank,
-            sym_buffer.num_max_tokens_per_rank,
-            sym_buffer.num_experts,
-            sym_buffer.num_topk,
+            *sym_buffer._op_args(),
             activation,
             activation_clamp,
             fast_math,
@@ -559,9 +561,8 @@ def _stop_peers(sb: SymmBuffer) -> None:
     symmetric memory] in csrc/kernels/mega_moe.hpp.
     """
     mark = torch.tensor([sb.rank + 1], dtype=torch.int64, device=sb.buffer.device)
-    shift = (sb.buffer.data_ptr() - sb._handle.buffer_ptrs[sb.rank]) // 8
     for r in range(sb.num_ranks):
-        word = sb._handle.get_buffer(r, (1,), torch.int64, storage_offset=shift + _WS_STOP_WORD)
+        word = sb._handle.get_buffer(r, (1,), torch.int64, storage_offset=sb._shift // 8 + _WS_STOP_WORD)
         word.copy_(mark)
     torch.cuda.synchronize(sb.buffer.device)
 
