@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "apis/gemm.hpp"
-#include "kernels/output.hpp"
+#include "reference/output.hpp"
 #include "utils/checks.hpp"
 
 namespace deep_gemm::gemm {

@@ -14,9 +14,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/batched.hpp"
-#include "kernels/output.hpp"
-#include "kernels/scaled.hpp"
+#include "reference/batched.hpp"
+#include "reference/output.hpp"
+#include "reference/scaled.hpp"
 #include "utils/checks.hpp"
 
 namespace deep_gemm::einsum {

@@ -54,8 +54,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/mega_layout.hpp"
-#include "kernels/quant.hpp"
+#include "reference/mega_layout.hpp"
+#include "reference/quant.hpp"
 #include "utils/checks.hpp"
 
 #ifdef DG_WITH_CUDA
