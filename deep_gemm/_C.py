@@ -200,7 +200,7 @@ def transform_sf_into_required_layout(sf, mn, k, recipe, num_groups=None, is_sfa
         return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups)
     return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
 _export('layout', ['transform_sf_into_required_layout'])
-_register_fake('deep_gemm::transform_sf_into_required_layout', 'deep_gemm._fakes.transform_sf_into_required_layout')
+_register_fake('deep_gemm::transform_sf_into_required_layout', 'deep_gemm._fakes.layout.transform_sf_into_required_layout')
 
 _overload_get_tma_aligned_size = _ops.get_tma_aligned_size.default
 _call_get_tma_aligned_size = _overload_get_tma_aligned_size._op
@@ -224,7 +224,7 @@ def get_mn_major_tma_aligned_tensor(sf, /):
         return _overload_get_mn_major_tma_aligned_tensor(sf)
     return _call_get_mn_major_tma_aligned_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_tensor'])
-_register_fake('deep_gemm::get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_tensor')
+_register_fake('deep_gemm::get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.layout.get_mn_major_tma_aligned_tensor')
 
 _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -241,7 +241,7 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
         return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
     return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_packed_ue8m0_tensor'])
-_register_fake('deep_gemm::get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
+_register_fake('deep_gemm::get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.layout.get_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -259,7 +259,7 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
         return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
     return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
 _export('layout', ['get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor'])
-_register_fake('deep_gemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
+_register_fake('deep_gemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.layout.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_set_mk_alignment_for_contiguous_layout = _ops.set_mk_alignment_for_contiguous_layout.default
 _call_set_mk_alignment_for_contiguous_layout = _overload_set_mk_alignment_for_contiguous_layout._op
@@ -900,7 +900,7 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
         return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits)
     return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
 _export('attention', ['fp8_fp4_mqa_logits'])
-_register_fake('deep_gemm::fp8_fp4_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_mqa_logits')
+_register_fake('deep_gemm::fp8_fp4_mqa_logits', 'deep_gemm._fakes.attention.fp8_fp4_mqa_logits')
 
 _overload_fp8_mqa_logits = _ops.fp8_mqa_logits.default
 _call_fp8_mqa_logits = _overload_fp8_mqa_logits._op
@@ -921,7 +921,7 @@ def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_l
         return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits)
     return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
 _export('attention', ['fp8_mqa_logits'])
-_register_fake('deep_gemm::fp8_mqa_logits', 'deep_gemm._fakes_attention.fp8_mqa_logits')
+_register_fake('deep_gemm::fp8_mqa_logits', 'deep_gemm._fakes.attention.fp8_mqa_logits')
 
 _overload_get_paged_mqa_logits_metadata = _ops.get_paged_mqa_logits_metadata.default
 _call_get_paged_mqa_logits_metadata = _overload_get_paged_mqa_logits_metadata._op
@@ -944,7 +944,7 @@ def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None)
         return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
     return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
 _export('attention', ['get_paged_mqa_logits_metadata'])
-_register_fake('deep_gemm::get_paged_mqa_logits_metadata', 'deep_gemm._fakes_attention.get_paged_mqa_logits_metadata')
+_register_fake('deep_gemm::get_paged_mqa_logits_metadata', 'deep_gemm._fakes.attention.get_paged_mqa_logits_metadata')
 
 _overload_fp8_fp4_paged_mqa_logits = _ops.fp8_fp4_paged_mqa_logits.default
 _call_fp8_fp4_paged_mqa_logits = _overload_fp8_fp4_paged_mqa_logits._op
@@ -985,7 +985,7 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
         return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)
     return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
 _export('attention', ['fp8_fp4_paged_mqa_logits'])
-_register_fake('deep_gemm::fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_paged_mqa_logits')
+_register_fake('deep_gemm::fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes.attention.fp8_fp4_paged_mqa_logits')
 
 _overload_fp8_paged_mqa_logits = _ops.fp8_paged_mqa_logits.default
 _call_fp8_paged_mqa_logits = _overload_fp8_paged_mqa_logits._op
@@ -1000,7 +1000,7 @@ def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedu
         return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)
     return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
 _export('attention', ['fp8_paged_mqa_logits'])
-_register_fake('deep_gemm::fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa_logits')
+_register_fake('deep_gemm::fp8_paged_mqa_logits', 'deep_gemm._fakes.attention.fp8_paged_mqa_logits')
 
 
 # ---- family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.
@@ -1097,6 +1097,21 @@ def _get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_t
         return _overload__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
     return _call__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
 _present(['_get_symm_buffer_views_for_mega_moe'])
+
+_overload__get_workspace_words_for_mega_moe = _ops._get_workspace_words_for_mega_moe.default
+_call__get_workspace_words_for_mega_moe = _overload__get_workspace_words_for_mega_moe._op
+
+def _get_workspace_words_for_mega_moe():
+    """(recv_rows, stop): the indices of two int64 words in the workspace, the buffer's first region.
+    recv_rows holds the rows this rank received in the last call. stop is 0 while every rank
+    proceeds; a rank whose call failed writes 1 + its rank there in every rank's buffer, which
+    ends every wait at the fused op's barrier.
+    """
+    if _compiling():
+        _graph_break()
+        return _overload__get_workspace_words_for_mega_moe()
+    return _call__get_workspace_words_for_mega_moe()
+_present(['_get_workspace_words_for_mega_moe'])
 
 _overload_fp8_fp4_mega_moe = _ops.fp8_fp4_mega_moe.default
 _call_fp8_fp4_mega_moe = _overload_fp8_fp4_mega_moe._op

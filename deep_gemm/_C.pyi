@@ -406,6 +406,13 @@ def _get_symm_buffer_views_for_mega_moe(mma_type: str, num_max_tokens_per_rank: 
     cuts the views itself with torch view ops from this description.
     """
 
+def _get_workspace_words_for_mega_moe() -> tuple[int, int]:
+    """(recv_rows, stop): the indices of two int64 words in the workspace, the buffer's first region.
+    recv_rows holds the rows this rank received in the last call. stop is 0 while every rank
+    proceeds; a rank whose call failed writes 1 + its rank there in every rank's buffer, which
+    ends every wait at the fused op's barrier.
+    """
+
 def fp8_fp4_mega_moe(y: Tensor, l1_weights: tuple[Tensor, Tensor], l2_weights: tuple[Tensor, Tensor], shared_l1_weights: Tensor | None, shared_l1_weights_sf: Tensor | None, shared_l2_weights: Tensor | None, shared_l2_weights_sf: Tensor | None, cumulative_local_expert_recv_stats: Tensor | None, sym_buffer: Tensor, sym_buffer_ptrs: Sequence[int], rank_idx: int, num_max_tokens_per_rank: int, num_experts: int, num_topk: int, recipe: tuple[int, int, int], activation: str, activation_clamp: float | None, fast_math: bool, situ_beta: float | None = None, situ_linear_beta: float | None = None) -> None:
     """Mega MoE with FP8 tokens and FP4 experts, one rank's part (call it through
     deep_gemm.mega.fp8_fp4_mega_moe). The caller stages x [T, H] FP8 e4m3, x_sf [T, H/128] packed

@@ -314,7 +314,7 @@ def _check_valid_calls(
         )
         buf = symm_buffer(p, group, device, symmetric)
         assert buf.num_ranks == world and buf.rank == rank
-        assert buf.symmetric == bool(symmetric) and (any(buf.buffer_ptrs) == buf.symmetric)
+        assert buf.symmetric == bool(symmetric) and (any(buf.handle.buffer_ptrs) == buf.symmetric)
         w1, w2 = (to_device(w, device) for w in p.local_weights(rank))
         ys, counts = reference(p, clamp)
         per_rank = experts // world
@@ -329,7 +329,7 @@ def _check_valid_calls(
             assert torch.equal(unfused(rank, world, group, p, clamp), y), f"rank {rank}, case {n}: y != unfused"
         want = stats0 + 2 * counts[rank * per_rank : (rank + 1) * per_rank].to(torch.int32)
         assert torch.equal(stats.cpu(), want), f"rank {rank}, case {n}: stats {stats.tolist()} != {want.tolist()}"
-        received = buf._views["workspace"][0].item()
+        received = buf.views["workspace"][0].item()
         assert received == counts[rank * per_rank : (rank + 1) * per_rank].sum().item()
         if skew:  # every token picked rank 0's experts first: its receive region is exactly full
             assert rank != 0 or received == buf.num_ring_tokens
