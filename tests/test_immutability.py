@@ -52,7 +52,8 @@ Mask = Callable[[dict[str, Any], str, torch.Tensor], torch.Tensor]
 
 
 def _m_grouped_contiguous_rows(v: dict[str, Any], arg: str, d: torch.Tensor) -> torch.Tensor:
-    """Rows of a group (and, with ensure_zero_padding, the psum padding after each group): spec 4.5."""
+    """Rows of a group (and, with ensure_zero_padding, the psum padding after each group), as the doc of
+    m_grouped_fp8_fp4_gemm_nt_contiguous (docs/ops.md) defines them."""
     layout, m, groups = v["grouped_layout"].long().cpu(), d.shape[0], v["b"].shape[0]
     if not v["use_psum_layout"]:
         rows = (layout >= 0) & (layout < groups)

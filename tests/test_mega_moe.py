@@ -1,6 +1,6 @@
 """Mega MoE end to end: one rank in-process, 2 and 4 ranks over gloo, errors, opcheck.
 
-Expected values come from mega_support.reference (the spec's definition in
+Expected values come from mega_support.reference (the definition of fp8_fp4_mega_moe's doc, docs/ops.md, in
 float64, mirroring its roundings), compared bitwise.  On several ranks the
 fused result must also equal, bitwise, mega_support.unfused: the same layer
 built from torch.distributed's all-to-all and deep_gemm's m-grouped GEMMs.
