@@ -17,7 +17,7 @@ import torch
 import deep_gemm
 import deep_gemm.mega as mega
 from deep_gemm import _C
-from deep_gemm.mega.layout import region_views, workspace_words
+from deep_gemm.mega.layout import WORKSPACE_WORDS, region_views
 from samples.mega import SIZE_CONFIGS
 
 OPS = (
@@ -203,7 +203,7 @@ def test_layout_info_names_every_field() -> None:
 def test_workspace_words_are_the_header_and_the_stop_word() -> None:
     """The indices Python writes come from the C++ layout: word 0 counts received rows, word 2 stops the barrier."""
     assert tuple(torch.ops.deep_gemm._get_workspace_words_for_mega_moe()) == (0, 2)
-    assert workspace_words() == (0, 2) and workspace_words().stop == 2
+    assert WORKSPACE_WORDS == (0, 2) and WORKSPACE_WORDS.stop == 2
 
 
 UPSTREAM_FACTORY_PARAMETERS = (

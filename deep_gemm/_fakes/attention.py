@@ -131,7 +131,7 @@ def fp8_fp4_mqa_logits(*args: Any, **kwargs: Any) -> torch.Tensor:
 def fp8_mqa_logits(*args: Any, **kwargs: Any) -> torch.Tensor:
     """The legacy form: an FP8 q without scales, float32 logits."""
     values = by_name("fp8_mqa_logits", args, kwargs)
-    _check_fp8_query("fp8_mqa_logits", values.get("q"))
+    _check_fp8_query("fp8_mqa_logits", values["q"])
     return _mqa_logits("fp8_mqa_logits", **values)
 
 
@@ -195,5 +195,5 @@ def fp8_fp4_paged_mqa_logits(*args: Any, **kwargs: Any) -> torch.Tensor:
 def fp8_paged_mqa_logits(*args: Any, **kwargs: Any) -> torch.Tensor:
     """The legacy form: an FP8 q without scales, float32 logits."""
     values = by_name("fp8_paged_mqa_logits", args, kwargs)
-    _check_fp8_query("fp8_paged_mqa_logits", values.get("q"))
+    _check_fp8_query("fp8_paged_mqa_logits", values["q"])
     return _paged_mqa_logits("fp8_paged_mqa_logits", **values)

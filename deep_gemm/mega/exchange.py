@@ -19,7 +19,7 @@ import torch
 
 from .buffer import SymmBuffer
 from .errors import arg_error
-from .layout import workspace_words
+from .layout import WORKSPACE_WORDS
 
 __all__ = ["Local", "run"]
 
@@ -58,7 +58,7 @@ def _stop_peers(sb: SymmBuffer) -> None:
     assert sb.handle is not None and sb.buffer is not None, "the caller checks that the buffer was not destroyed"
     mark = torch.tensor([sb.rank + 1], dtype=torch.int64, device=sb.buffer.device)
     for r in range(sb.num_ranks):
-        sb.handle.word(r, workspace_words().stop).copy_(mark)
+        sb.handle.word(r, WORKSPACE_WORDS.stop).copy_(mark)
     torch.cuda.synchronize(sb.buffer.device)
 
 
@@ -138,7 +138,7 @@ def _receive(sb: SymmBuffer, rows: torch.Tensor, counts: torch.Tensor) -> None:
     info[:, 0] = torch.repeat_interleave(torch.arange(sb.num_ranks, device=rows.device), counts)
     info[:, 1:] = rows[:, col : col + 12].contiguous().view(torch.int32)
     sb.region("recv_weights")[:n] = rows[:, col + 12 : col + 16].contiguous().view(torch.float32).squeeze(1)
-    sb.region("workspace")[workspace_words().recv_rows] = n
+    sb.region("workspace")[WORKSPACE_WORDS.recv_rows] = n
 
 
 def _agree(sb: SymmBuffer, error: BaseException | None) -> None:

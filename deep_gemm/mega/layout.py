@@ -10,7 +10,6 @@ typed views with torch view ops; see Note [Mega MoE buffer views] in
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -24,12 +23,12 @@ __all__ = [
     "LAYOUT_FIELDS",
     "PUBLIC_REGIONS",
     "REGIONS",
+    "WORKSPACE_WORDS",
     "LayoutInfo",
     "Region",
     "WorkspaceWords",
     "_slice_symm_buffer_for_mega_moe",
     "region_views",
-    "workspace_words",
 ]
 
 _MMA_TYPES = ("fp8xfp4", "bf16xbf16")  # by mma_kind
@@ -132,10 +131,8 @@ class WorkspaceWords(NamedTuple):
     stop: int
 
 
-@functools.cache
-def workspace_words() -> WorkspaceWords:
-    """The indices, read once from the C++ layout, so that they are written down in one place only."""
-    return WorkspaceWords(*_C._get_workspace_words_for_mega_moe())
+# Read from the C++ layout, so that the indices are written down in one place only.
+WORKSPACE_WORDS = WorkspaceWords(*_C._get_workspace_words_for_mega_moe())
 
 
 def _describe(op: str, info: LayoutInfo) -> tuple[int, dict[str, Region]]:
