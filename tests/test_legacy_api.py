@@ -82,7 +82,7 @@ SPEC_ALIASES = {
 
 
 @pytest.mark.parametrize("name", sorted(SPEC_SIGNATURES))
-def test_signature_matches_spec(name: str) -> None:
+def test_signature_matches_upstream(name: str) -> None:
     expected, positional_only = SPEC_SIGNATURES[name]
     sig = inspect.signature(getattr(_C, name))
     got = [(p.name, p.default) for p in sig.parameters.values()]
