@@ -118,7 +118,7 @@ def _example(pattern: re.Pattern[str]) -> str:
     return {
         _IDENT.pattern: "'fp8_gemm_nt'",
         _CPP_NAME.pattern: "'deep_gemm::gemm::fp8_fp4_gemm_nt'",
-        _DOTTED.pattern: "'deep_gemm._fakes.mqa_logits'",
+        _DOTTED.pattern: "'deep_gemm._fakes.attention.fp8_mqa_logits'",
     }.get(pattern.pattern, repr(pattern.pattern))
 
 
@@ -181,6 +181,7 @@ class Fake:
 
     kind: str  # "meta" | "function"
     function: str | None = None
+    loc: Loc | None = None  # where the function is named (codegen/fakes.py resolves it)
 
     def __str__(self) -> str:
         return "meta" if self.kind == "meta" else f"{{function: {self.function}}}"
@@ -706,9 +707,10 @@ def _parse_fake(
         fake = Fake("meta")
     elif isinstance(node, YMap):
         fm = r.mapping(node, "field 'fake'", ("function",))
-        fn = r.string(fm.get("function") if fm else None, "fake function", _DOTTED)
-        if fn is not None:
-            fake = Fake("function", fn)
+        fn_node = fm.get("function") if fm else None
+        fn = r.string(fn_node, "fake function", _DOTTED)
+        if fn is not None and fn_node is not None:
+            fake = Fake("function", fn, fn_node.loc)
         elif fm is not None and fm.get("function") is None:
             r.error(node.loc, f"field 'fake' has no 'function'; expected {' or '.join(FAKE_FORMS)}")
     else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from . import yamlsrc
 from .errors import Diagnostics, Loc, ManifestError
+from .fakes import check_fake_functions
 from .model import Manifest
 from .outputs import render_all
 from .schema import SchemaParser
@@ -29,6 +30,7 @@ def load_manifest(path: Path, display: str | None = None, cache_root: Path | Non
     if manifest is not None:
         for op in manifest.ops:
             params(op, diags)
+        check_fake_functions(manifest, cache_root or path.resolve().parent, diags)
     if diags or manifest is None:
         raise ManifestError(diags)  # nothing is written, not even the schema cache
     parser.save()

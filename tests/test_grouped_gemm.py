@@ -1,7 +1,7 @@
 """Grouped GEMMs (M-grouped contiguous / masked, K-grouped) and the cuBLASLt GEMMs.
 
-Expected values come from float64 references written here from the spec's
-definitions (tests/reference.py decodes the operands); nothing calls deep_gemm
+Expected values come from float64 references written here from the definitions in the ops'
+docs (docs/ops.md; tests/reference.py decodes the operands); nothing calls deep_gemm
 to make an expected value.
 """
 

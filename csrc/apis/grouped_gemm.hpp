@@ -164,7 +164,7 @@ inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups,
 // b_f[g]^T); rows of no group keep their value, padding rows become zero.
 //
 // On the CPU the products are summed in float64 and rounded once to float32
-// (then to d's dtype): the float32 accumulation the spec asks for, correctly
+// (then to d's dtype): the float32 accumulation the op's doc asks for, correctly
 // rounded, so the result depends neither on BLAS's summation order nor on its
 // thread count, and an MoE layer built from these GEMMs gives the same bits as
 // the fused Mega MoE, which rounds the same way.  The dequantised operands are

@@ -87,6 +87,11 @@ inline std::vector<int64_t> _get_symm_buffer_views_for_mega_moe(const std::strin
   return build_symm_buffer_layout(config).to_view_list();
 }
 
+// The two workspace words deep_gemm.mega touches from Python: the rows this rank received in the
+// last call (it writes them when it moves rows itself) and the stop word of the barrier (a failed
+// rank writes 1 + its rank there in every peer's buffer).  Python reads the indices from here.
+inline std::tuple<int64_t, int64_t> _get_workspace_words_for_mega_moe() { return {kWsRecvRows, kWsTimeout}; }
+
 namespace detail {
 
 // The arguments both fused ops share, checked in order (options, ranks, output,
