@@ -63,9 +63,7 @@ def backward_cases() -> list[tuple[str, int, int, int]]:
 
 def compiled_shapes() -> list[str]:
     text = (ROOT / "csrc" / "cuda" / "fp8_gemm_launch.cuh").read_text()
-    return sorted(
-        {f"{bm}x{bn}x{mc}:{row}" for bm, bn, row, mc in re.findall(r"X\((\d+), (\d+), (true|false), (\d)\)", text)}
-    )
+    return sorted({f"{bm}x{bn}:{row}" for bm, bn, row in re.findall(r"X\((\d+), (\d+), (true|false)\)", text)})
 
 
 def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[float]:
