@@ -161,7 +161,11 @@ def test_head_contractions_agree_with_torch_einsum(
     # Callers compare these two with torch.einsum on the same bf16 operands and require
     # calc_diff < 1e-10: a float32 accumulation rounded once to bf16, as torch.einsum does.
     a = torch.randn(nb, h, k, device=device).bfloat16()
-    full = torch.randn(h, n + 128, k, device=device) if expr == "bhr,hdr->bhd" else torch.randn(h, k, n + 128, device=device)
+    full = (
+        torch.randn(h, n + 128, k, device=device)
+        if expr == "bhr,hdr->bhd"
+        else torch.randn(h, k, n + 128, device=device)
+    )
     b = full.bfloat16()[:, :n, :] if expr == "bhr,hdr->bhd" else full.bfloat16()[:, :, :n]
     assert not b.is_contiguous() and b.stride(-1) == 1
     d = torch.full((nb, h, n), float("nan"), device=device, dtype=torch.bfloat16)
