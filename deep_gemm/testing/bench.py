@@ -164,7 +164,7 @@ def bench_kineto(
     when ``flush_l2``, and by ``barrier()`` when given. For every name, the time of all
     recorded kernels whose name contains it is summed and divided by their launch count;
     a name that matches nothing gives 0. Unless ``with_multiple_kernels``, a name matching
-    two different kernels is an error. A str gives one float, a tuple a tuple of floats.
+    two different kernels raises AssertionError. A str gives one float, a tuple a tuple of floats.
     ``trace_path`` saves a Chrome trace. With ``DG_USE_NVIDIA_TOOLS=1`` nothing is profiled
     (it conflicts with Nsight and compute-sanitizer) and every time is 1.
 
@@ -190,7 +190,8 @@ def bench_kineto(
         matched = [e for e in events if name in e.key]
         if not with_multiple_kernels and len(matched) > 1:
             found = ", ".join(sorted(e.key for e in matched))
-            raise RuntimeError(
+            # An AssertionError, as callers written for DeepGEMM expect (some catch it and fall back).
+            raise AssertionError(
                 f"bench_kineto: kernel name '{name}' matches {len(matched)} different kernels ({found}); "
                 "pass a more specific name or with_multiple_kernels=True"
             )
