@@ -55,13 +55,14 @@ def bench(fn: Callable[[], Any], num_warmups: int = 5, num_tests: int = 10, high
     if high_precision:
         big = torch.randn(8192, 8192, device="cuda")
         big @ big
-    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
     begin.record()
     for _ in range(num_tests):
         fn()
     end.record()
     torch.cuda.synchronize()
-    return begin.elapsed_time(end) / 1e3 / num_tests
+    return float(begin.elapsed_time(end)) / 1e3 / num_tests
 
 
 class empty_suppress:
@@ -129,7 +130,7 @@ def _profile(
                 if barrier is not None:
                     if gpu:
                         # A ~10 ms kernel ahead of the barrier lets every rank's launches catch up.
-                        torch.cuda._sleep(20_000_000)
+                        torch.cuda._sleep(20_000_000)  # type: ignore[no-untyped-call]
                     barrier()
                 fn()
             if gpu:
