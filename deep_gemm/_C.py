@@ -42,7 +42,6 @@ def _present(names: list[str]) -> None:
     """Names kept on ``deep_gemm._C`` only (not re-exported by ``deep_gemm``)."""
 
 
-_GUARD_CUDA = guard_enabled("deep_gemm", "cuda", ('cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt'))
 
 
 # ---- family 'runtime': Process-wide settings read by the kernel heuristics.
@@ -722,60 +721,56 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
     return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout)
 _export('gemm', ['k_grouped_bf16_gemm_tn_contiguous'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_nt = _ops.cublaslt_gemm_nt.default
-    _call_cublaslt_gemm_nt = _overload_cublaslt_gemm_nt._op
+_overload_cublaslt_gemm_nt = _ops.cublaslt_gemm_nt.default
+_call_cublaslt_gemm_nt = _overload_cublaslt_gemm_nt._op
 
-    def cublaslt_gemm_nt(a, b, d, c=None):
-        """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
-        float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
-        CUDA builds only.
-        """
-        if _compiling():
-            return _overload_cublaslt_gemm_nt(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_nt(a, b, d, c)
-        return _call_cublaslt_gemm_nt(a, b, d)
-    _export('gemm', ['cublaslt_gemm_nt'])
+def cublaslt_gemm_nt(a, b, d, c=None):
+    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+    Registered in every build; on the CPU it is the ATen reference (float32 product, one rounding into d).
+    """
+    if _compiling():
+        return _overload_cublaslt_gemm_nt(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_nt(a, b, d, c)
+    return _call_cublaslt_gemm_nt(a, b, d)
+_export('gemm', ['cublaslt_gemm_nt'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_nn = _ops.cublaslt_gemm_nn.default
-    _call_cublaslt_gemm_nn = _overload_cublaslt_gemm_nn._op
+_overload_cublaslt_gemm_nn = _ops.cublaslt_gemm_nn.default
+_call_cublaslt_gemm_nn = _overload_cublaslt_gemm_nn._op
 
-    def cublaslt_gemm_nn(a, b, d, c=None):
-        """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
-        if _compiling():
-            return _overload_cublaslt_gemm_nn(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_nn(a, b, d, c)
-        return _call_cublaslt_gemm_nn(a, b, d)
-    _export('gemm', ['cublaslt_gemm_nn'])
+def cublaslt_gemm_nn(a, b, d, c=None):
+    """cublaslt_gemm_nt with B given as [K, N]."""
+    if _compiling():
+        return _overload_cublaslt_gemm_nn(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_nn(a, b, d, c)
+    return _call_cublaslt_gemm_nn(a, b, d)
+_export('gemm', ['cublaslt_gemm_nn'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_tn = _ops.cublaslt_gemm_tn.default
-    _call_cublaslt_gemm_tn = _overload_cublaslt_gemm_tn._op
+_overload_cublaslt_gemm_tn = _ops.cublaslt_gemm_tn.default
+_call_cublaslt_gemm_tn = _overload_cublaslt_gemm_tn._op
 
-    def cublaslt_gemm_tn(a, b, d, c=None):
-        """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
-        if _compiling():
-            return _overload_cublaslt_gemm_tn(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_tn(a, b, d, c)
-        return _call_cublaslt_gemm_tn(a, b, d)
-    _export('gemm', ['cublaslt_gemm_tn'])
+def cublaslt_gemm_tn(a, b, d, c=None):
+    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]."""
+    if _compiling():
+        return _overload_cublaslt_gemm_tn(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_tn(a, b, d, c)
+    return _call_cublaslt_gemm_tn(a, b, d)
+_export('gemm', ['cublaslt_gemm_tn'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_tt = _ops.cublaslt_gemm_tt.default
-    _call_cublaslt_gemm_tt = _overload_cublaslt_gemm_tt._op
+_overload_cublaslt_gemm_tt = _ops.cublaslt_gemm_tt.default
+_call_cublaslt_gemm_tt = _overload_cublaslt_gemm_tt._op
 
-    def cublaslt_gemm_tt(a, b, d, c=None):
-        """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
-        if _compiling():
-            return _overload_cublaslt_gemm_tt(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_tt(a, b, d, c)
-        return _call_cublaslt_gemm_tt(a, b, d)
-    _export('gemm', ['cublaslt_gemm_tt'])
+def cublaslt_gemm_tt(a, b, d, c=None):
+    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]."""
+    if _compiling():
+        return _overload_cublaslt_gemm_tt(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_tt(a, b, d, c)
+    return _call_cublaslt_gemm_tt(a, b, d)
+_export('gemm', ['cublaslt_gemm_tt'])
 
 
 # ---- family 'einsum': Batched contractions written as einsum expressions (BF16 and block-scaled FP8).

@@ -4,9 +4,6 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-# Whether this build has the ops of guard 'cuda' (defined(DG_WITH_CUDA)); they sit under it below.
-_GUARD_CUDA: bool
-
 __all__ = [
     'set_num_sms',
     'get_num_sms',
@@ -52,6 +49,10 @@ __all__ = [
     'm_grouped_bf16_gemm_nt_masked',
     'bf16_m_grouped_gemm_nt_masked',
     'k_grouped_bf16_gemm_tn_contiguous',
+    'cublaslt_gemm_nt',
+    'cublaslt_gemm_nn',
+    'cublaslt_gemm_tn',
+    'cublaslt_gemm_tt',
     'einsum',
     'fp8_einsum',
     'fp8_gemm_nt_skip_head_mid',
@@ -62,8 +63,6 @@ __all__ = [
     'fp8_paged_mqa_logits',
     'tf32_hc_prenorm_gemm',
 ]
-if _GUARD_CUDA:
-    __all__ += ['cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt']
 
 FAMILIES: dict[str, list[str]]
 
@@ -251,24 +250,20 @@ def k_grouped_bf16_gemm_tn_contiguous(a: Tensor, b: Tensor, d: Tensor, ks_cpu: S
     use_psum_layout as there.
     """
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
-        float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
-        CUDA builds only.
-        """
+def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+    Registered in every build; on the CPU it is the ATen reference (float32 product, one rounding into d).
+    """
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
+def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with B given as [K, N]."""
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
+def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]."""
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
+def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]."""
 
 def einsum(expr: str, a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, use_cublaslt: bool = False) -> None:
     """One of three fixed contractions of bf16 operands, accumulated in float32 (expr is matched exactly):
