@@ -11,7 +11,7 @@ Printed per shape: this package, torch's blockwise `_scaled_mm` (the in-run anch
 it supports the recipe), the upstream figure measured side by side on an H200 (the
 target table of gpu-targets.md), and the ratios.  `--other MODULE` also times a second
 DeepGEMM-compatible package (e.g. upstream built under another name) in the same run.
-`--sweep` times every compiled kernel shape per problem (DG_SM90_FP8_GEMM_CONFIG).
+`--sweep` times every compiled kernel shape per problem (DG_SM90_GEMM_CONFIG).
 
     python benchmarks/gpu_gemm.py [--repeats 40] [--markdown out.md] [--other NAME] [--sweep]
 """
@@ -62,7 +62,7 @@ def backward_cases() -> list[tuple[str, int, int, int]]:
 
 
 def compiled_shapes() -> list[str]:
-    text = (ROOT / "csrc" / "cuda" / "fp8_gemm_launch.cuh").read_text()
+    text = (ROOT / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
     return sorted({f"{bm}x{bn}:{row}" for bm, bn, row in re.findall(r"X\((\d+), (\d+), (true|false)\)", text)})
 
 
@@ -190,12 +190,12 @@ def main() -> None:
                 cfg, row = shape.split(":")
                 if row != row_kind:
                     continue
-                os.environ["DG_SM90_FP8_GEMM_CONFIG"] = cfg
+                os.environ["DG_SM90_GEMM_CONFIG"] = cfg
                 t = time_gpu([ours], max(8, args.repeats // 4), flush)[0]
                 swept.setdefault(f"{kind}:{m}x{n}x{k}", {})[cfg] = t
                 if best is None or t < best[0]:
                     best = (t, cfg)
-            os.environ.pop("DG_SM90_FP8_GEMM_CONFIG", None)
+            os.environ.pop("DG_SM90_GEMM_CONFIG", None)
             if best is not None:
                 sweep = f"{best[1]} {best[0]:.1f}"
         flops = 2 * m * n * k

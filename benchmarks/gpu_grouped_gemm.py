@@ -1,6 +1,7 @@
-"""M-grouped FP8 GEMMs on one GPU: deep_gemm's contiguous (per-row ids and psum) and masked
-GEMMs against one torch blockwise `_scaled_mm` per group (the in-run anchor), next to the
-upstream figures of gpu-targets.md (measured side by side on an H200; the target).
+"""M-grouped GEMMs on one GPU: deep_gemm's FP8 contiguous (per-row ids and psum) and masked
+GEMMs against one torch blockwise `_scaled_mm` per group, and its BF16 ones against
+`torch._grouped_mm` (the in-run anchors), next to the upstream figures of gpu-targets.md
+(measured side by side on an H200; the target).
 
 Shapes as gpu-targets.md: contiguous = groups x total rows x n x k, each group's rows drawn
 in [0.7, 1.3] x the expected m and aligned to 128 (the last group absorbs the difference so
@@ -39,6 +40,14 @@ MASKED = {
     (32, 192, 6144, 7168): 667.6, (32, 192, 4096, 2048): 227.1, (6, 1024, 6144, 7168): 523.3,
     (6, 1024, 4096, 2048): 124.1, (32, 20, 6144, 7168): 461.7, (32, 20, 4096, 2048): 194.8,
     (6, 20, 6144, 7168): 171.7, (6, 20, 4096, 2048): 26.1,
+}  # fmt: skip
+BF16_CONTIGUOUS = {
+    (4, 35456, 6144, 7168): 3975.6, (4, 32512, 4096, 2048): 784.8, (8, 38656, 6144, 7168): 4324.0,
+    (8, 35328, 4096, 2048): 851.1,
+}  # fmt: skip
+BF16_MASKED = {
+    (32, 192, 6144, 7168): 1072.2, (32, 192, 4096, 2048): 298.8, (6, 1024, 6144, 7168): 855.7,
+    (6, 1024, 4096, 2048): 144.5,
 }  # fmt: skip
 ALIGN = 128
 
@@ -129,6 +138,58 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
     return {"m": sum(counts), "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
 
 
+def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    groups, total, n, k = key
+    sizes = sizes_for(groups, total, total // groups)
+    m = sum(sizes)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    ends = torch.tensor([sum(sizes[: g + 1]) for g in range(groups)], dtype=torch.int32, device="cuda")
+    layout = torch.cat([torch.full((r,), g, dtype=torch.int32) for g, r in enumerate(sizes)]).cuda()
+    d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+
+    def ours() -> None:
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
+
+    ours()
+    g = random.randrange(groups)
+    start = sum(sizes[:g])
+    rows = slice(start, start + min(sizes[g], 512))
+    diff = calc_diff(d[rows], a[rows].double() @ b[g].double().t())
+    bt = b.transpose(1, 2)
+
+    def anchor() -> None:
+        torch._grouped_mm(a, bt, offs=ends, out_dtype=torch.bfloat16)
+
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
+
+
+def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    groups, expected, n, k = key
+    max_m = 4096
+    counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
+    a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+
+    def ours() -> None:
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, int(expected * 1.2))
+
+    ours()
+    g = random.randrange(groups)
+    rows = slice(0, min(counts[g], 512))
+    diff = calc_diff(d[g, rows], a[g, rows].double() @ b[g].double().t())
+    bt = b.transpose(1, 2)
+
+    def anchor() -> None:  # the whole max_m rows per group: torch has no masked form
+        torch._grouped_mm(a, bt, out_dtype=torch.bfloat16)
+
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {"m": sum(counts), "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=10)
@@ -144,10 +205,14 @@ def main() -> None:
         cases.append(("contiguous_psum", key, up, lambda key=key: contiguous_case(key, True, args.repeats, flush)))
     for key, up in MASKED.items():
         cases.append(("masked", key, up, lambda key=key: masked_case(key, args.repeats, flush)))
+    for key, up in BF16_CONTIGUOUS.items():
+        cases.append(("bf16_contiguous", key, up, lambda key=key: bf16_contiguous_case(key, args.repeats, flush)))
+    for key, up in BF16_MASKED.items():
+        cases.append(("bf16_masked", key, up, lambda key=key: bf16_masked_case(key, args.repeats, flush)))
     for family, key, upstream, run in cases:
         r = run()
         # Upstream's total rows differ a little from ours (random draws): compare per row.
-        up_rows = key[1] if family.startswith("contiguous") else None
+        up_rows = key[1] if "contiguous" in family else None
         target = upstream * (r["m"] / up_rows) if up_rows else upstream
         shape = "x".join(map(str, key))
         rows.append((family, shape, target, r))
@@ -157,7 +222,8 @@ def main() -> None:
             f"{r['diff']:.1e} | host {r['host']:.1f} us",
             flush=True,
         )
-        assert r["diff"] < 1e-3, f"{family} {shape}: calc_diff {r['diff']}"
+        bound = 1e-5 if family.startswith("bf16") else 1e-3
+        assert r["diff"] < bound, f"{family} {shape}: calc_diff {r['diff']}"
     lines = [
         "| family | shape | rows | ours µs | torch per-group µs | torch/ours | upstream µs | upstream/ours | host µs |",
         "|" + "---|" * 9,
@@ -167,7 +233,7 @@ def main() -> None:
             f"| {family} | {shape} | {r['m']} | {r['ours']:.1f} | {r['torch']:.1f} | {r['torch'] / r['ours']:.2f} "
             f"| {target:.1f} | {target / r['ours']:.3f} | {r['host']:.1f} |"
         )
-    for family in ("contiguous", "contiguous_psum", "masked"):
+    for family in ("contiguous", "contiguous_psum", "masked", "bf16_contiguous", "bf16_masked"):
         ratios = [t / r["ours"] for f, _, t, r in rows if f == family]
         lines.append(
             f"\n{family}: geomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}."

@@ -27,9 +27,9 @@ WEIGHTS = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168
 
 
 def _compiled_shapes() -> list[tuple[str, bool]]:
-    text = (ROOT / "csrc" / "cuda" / "fp8_gemm_launch.cuh").read_text()
-    found = re.findall(r"X\((\d+), (\d+), (true|false)\)", text)
-    return sorted({(f"{bm}x{bn}", row == "true") for bm, bn, row in found})
+    text = (ROOT / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", text)
+    return sorted({(f"{bm}x{bn}", row == "true") for bm, bn, row, bf16 in found if bf16 == "false"})
 
 
 def _operands(m: int, n: int, k: int, per_row_b: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
@@ -145,9 +145,9 @@ SHAPES = _compiled_shapes()
 
 @pytest.mark.parametrize("shape", SHAPES, ids=[f"{s}-{'row' if r else 'blk'}" for s, r in SHAPES])
 def test_every_kernel_shape_in_a_cuda_graph(shape: tuple[str, bool], monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each compiled shape (forced through DG_SM90_FP8_GEMM_CONFIG): right, and a graph replay is bitwise."""
+    """Each compiled shape (forced through DG_SM90_GEMM_CONFIG): right, and a graph replay is bitwise."""
     cfg, per_row = shape
-    monkeypatch.setenv("DG_SM90_FP8_GEMM_CONFIG", cfg)
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
     bm, bn = (int(v) for v in cfg.split("x"))
     m, n, k = 4 * bm - 8, 6 * bn - 8, 1152  # several tiles per CTA's share, ragged edges
     ops, ref = _operands(m, n, k, per_row_b=per_row)
@@ -165,4 +165,4 @@ def test_every_kernel_shape_in_a_cuda_graph(shape: tuple[str, bool], monkeypatch
         graph.replay()
         torch.cuda.synchronize()
         assert torch.equal(d.view(torch.int16), eager.view(torch.int16))
-    assert os.environ["DG_SM90_FP8_GEMM_CONFIG"] == cfg
+    assert os.environ["DG_SM90_GEMM_CONFIG"] == cfg

@@ -1,5 +1,6 @@
 #pragma once
-// CUDA builds: the dense and M-grouped FP8 GEMMs on the native sm90a kernel (csrc/cuda/fp8_gemm.h).
+// CUDA builds: the dense and M-grouped FP8 GEMMs and the M-grouped BF16 GEMMs on the native
+// sm90a kernel (csrc/cuda/gemm.h).
 // This header turns checked ATen arguments into the kernel's plain problem description;
 // it returns false for what the kernel does not serve (see docs/gpu.md, "Native FP8 GEMM kernel"),
 // and the caller then takes the next path.
@@ -12,7 +13,7 @@
 #include <string>
 
 #include "apis/runtime.hpp"
-#include "cuda/fp8_gemm.h"
+#include "cuda/gemm.h"
 #include "reference/scaled.hpp"
 #include "utils/error.hpp"
 
@@ -34,7 +35,7 @@ inline bool row_stride(const at::Tensor& t, int64_t& ld) {
 // The operands, scales and output of `p` from FP8 e4m3 data (2-D, or 3-D group-major) with
 // float32 scales per 1x128 (A) and 128x128 or 1x128 (B) blocks.  False when the kernel does
 // not serve them.
-inline bool fill_operands(cuda::Fp8GemmProblem& p, const at::Tensor& a, const at::Tensor& sfa, const at::Tensor& b,
+inline bool fill_operands(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& sfa, const at::Tensor& b,
                           const at::Tensor& sfb, const scaled::Recipes& recipes, const at::Tensor& d,
                           const std::optional<at::Tensor>& c) {
   if (!d.is_cuda() || !is_sm90()) return false;
@@ -63,11 +64,27 @@ inline bool fill_operands(cuda::Fp8GemmProblem& p, const at::Tensor& a, const at
   return true;
 }
 
-inline bool launch(cuda::Fp8GemmProblem& p, const at::Tensor& d) {
+// BF16 A and B (2-D, or 3-D group-major), K contiguous; no scales.
+inline bool fill_bf16_operands(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16) return false;
+  if (!row_stride(a, p.lda) || !row_stride(b, p.ldb) || !row_stride(d, p.ldd)) return false;
+  if (a.size(-1) > INT32_MAX || b.size(-2) > INT32_MAX) return false;
+  p.ab_dtype = cuda::InDtype::kBf16;
+  p.k = static_cast<int>(a.size(-1));
+  p.n = static_cast<int>(b.size(-2));
+  p.a = a.data_ptr();
+  p.b = b.data_ptr();
+  p.d = d.data_ptr();
+  p.d_dtype = d.scalar_type() == at::kFloat ? cuda::OutDtype::kFloat : cuda::OutDtype::kBf16;
+  return true;
+}
+
+inline bool launch(cuda::GemmProblem& p, const at::Tensor& d) {
   const c10::cuda::CUDAGuard guard(d.device());
   p.num_sms = runtime::get_num_sms();
-  if (!cuda::fp8_gemm_unsupported(p).empty()) return false;
-  const cudaError_t status = cuda::fp8_gemm(p, at::cuda::getCurrentCUDAStream());
+  if (!cuda::gemm_unsupported(p).empty()) return false;
+  const cudaError_t status = cuda::gemm(p, at::cuda::getCurrentCUDAStream());
   if (status != cudaSuccess) {
     fail_unsupported(std::string("the sm90a FP8 GEMM kernel failed: ") + cudaGetErrorString(status));
   }
@@ -77,9 +94,32 @@ inline bool launch(cuda::Fp8GemmProblem& p, const at::Tensor& d) {
 // D = C + (A * SFA)(B * SFB)^T on the native kernel.
 inline bool fp8_gemm(const scaled::Operand& A, const scaled::Operand& B, const scaled::Recipes& recipes,
                      const at::Tensor& d, const std::optional<at::Tensor>& c) {
-  cuda::Fp8GemmProblem p;
+  cuda::GemmProblem p;
   if (!fill_operands(p, A.data, A.sf, B.data, B.sf, recipes, d, c) || A.mn > INT32_MAX) return false;
   p.m = static_cast<int>(A.mn);
+  return launch(p, d);
+}
+
+inline bool contiguous_layout(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                              const at::Tensor& layout, bool use_psum_layout, bool ensure_zero_padding) {
+  if (!layout.is_contiguous() || a.size(0) > INT32_MAX || b.size(0) > INT32_MAX) return false;
+  p.m = static_cast<int>(a.size(0));
+  p.groups = static_cast<int>(b.size(0));
+  p.layout = use_psum_layout ? cuda::GemmLayout::kPsum : cuda::GemmLayout::kRowIds;
+  p.group_layout = layout.data_ptr<int>();
+  p.alignment = runtime::settings().mk_alignment;
+  p.zero_padding = use_psum_layout && ensure_zero_padding;
+  return launch(p, d);
+}
+
+inline bool masked_layout(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& d, const at::Tensor& masked_m,
+                          int expected_m) {
+  if (!masked_m.is_contiguous() || a.size(0) > INT32_MAX || a.size(1) > INT32_MAX) return false;
+  p.m = static_cast<int>(a.size(1));
+  p.groups = static_cast<int>(a.size(0));
+  p.layout = cuda::GemmLayout::kMasked;
+  p.group_layout = masked_m.data_ptr<int>();
+  p.expected_m = expected_m;
   return launch(p, d);
 }
 
@@ -88,16 +128,9 @@ inline bool fp8_gemm(const scaled::Operand& A, const scaled::Operand& B, const s
 inline bool m_grouped_contiguous(const at::Tensor& a, const at::Tensor& sfa, const at::Tensor& b, const at::Tensor& sfb,
                                  const scaled::Recipes& recipes, const at::Tensor& d, const at::Tensor& layout,
                                  bool use_psum_layout, bool ensure_zero_padding) {
-  cuda::Fp8GemmProblem p;
-  if (!layout.is_contiguous() || a.size(0) > INT32_MAX || b.size(0) > INT32_MAX) return false;
-  if (!fill_operands(p, a, sfa, b, sfb, recipes, d, std::nullopt)) return false;
-  p.m = static_cast<int>(a.size(0));
-  p.groups = static_cast<int>(b.size(0));
-  p.layout = use_psum_layout ? cuda::Fp8GemmLayout::kPsum : cuda::Fp8GemmLayout::kRowIds;
-  p.group_layout = layout.data_ptr<int>();
-  p.alignment = runtime::settings().mk_alignment;
-  p.zero_padding = use_psum_layout && ensure_zero_padding;
-  return launch(p, d);
+  cuda::GemmProblem p;
+  return fill_operands(p, a, sfa, b, sfb, recipes, d, std::nullopt) &&
+         contiguous_layout(p, a, b, d, layout, use_psum_layout, ensure_zero_padding);
 }
 
 // M-grouped masked: A [G, max_m, K], B [G, N, K], D [G, max_m, N] bf16; group g computes its
@@ -105,15 +138,21 @@ inline bool m_grouped_contiguous(const at::Tensor& a, const at::Tensor& sfa, con
 inline bool m_grouped_masked(const at::Tensor& a, const at::Tensor& sfa, const at::Tensor& b, const at::Tensor& sfb,
                              const scaled::Recipes& recipes, const at::Tensor& d, const at::Tensor& masked_m,
                              int expected_m) {
-  cuda::Fp8GemmProblem p;
-  if (!masked_m.is_contiguous() || a.size(0) > INT32_MAX || a.size(1) > INT32_MAX) return false;
-  if (!fill_operands(p, a, sfa, b, sfb, recipes, d, std::nullopt)) return false;
-  p.m = static_cast<int>(a.size(1));
-  p.groups = static_cast<int>(a.size(0));
-  p.layout = cuda::Fp8GemmLayout::kMasked;
-  p.group_layout = masked_m.data_ptr<int>();
-  p.expected_m = expected_m;
-  return launch(p, d);
+  cuda::GemmProblem p;
+  return fill_operands(p, a, sfa, b, sfb, recipes, d, std::nullopt) && masked_layout(p, a, d, masked_m, expected_m);
+}
+
+// The BF16 forms of the two above.
+inline bool m_grouped_bf16_contiguous(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                                      const at::Tensor& layout, bool use_psum_layout, bool ensure_zero_padding) {
+  cuda::GemmProblem p;
+  return fill_bf16_operands(p, a, b, d) && contiguous_layout(p, a, b, d, layout, use_psum_layout, ensure_zero_padding);
+}
+
+inline bool m_grouped_bf16_masked(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                                  const at::Tensor& masked_m, int expected_m) {
+  cuda::GemmProblem p;
+  return fill_bf16_operands(p, a, b, d) && masked_layout(p, a, d, masked_m, expected_m);
 }
 
 }  // namespace deep_gemm::gemm_cuda

@@ -418,6 +418,12 @@ inline void m_grouped_bf16_gemm_nt_contiguous(const at::Tensor& a, const at::Ten
   output::check(d, std::nullopt, {a.size(0), b.size(1)}, {at::kBFloat16});
   grouped::check_contiguous_layout(grouped_layout, a.size(0), b.size(0), use_psum_layout, expected_m_for_psum_layout);
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (a.size(1) > 0 &&
+      gemm_cuda::m_grouped_bf16_contiguous(a, b, d, grouped_layout, use_psum_layout, ensure_zero_padding)) {
+    return;
+  }
+#endif
   const auto rows = grouped::row_groups(grouped_layout, a.size(0), b.size(0), use_psum_layout, ensure_zero_padding);
   grouped::write_contiguous(d, a.to(at::kFloat), b.to(at::kFloat), rows);
 }
@@ -477,6 +483,9 @@ inline void m_grouped_bf16_gemm_nt_masked(const at::Tensor& a, const at::Tensor&
   output::check(d, std::nullopt, {a.size(0), a.size(1), b.size(1)}, {at::kBFloat16});
   grouped::check_masked(masked_m, a.size(0), expected_m, d);
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (a.size(2) > 0 && gemm_cuda::m_grouped_bf16_masked(a, b, d, masked_m, expected_m)) return;
+#endif
   grouped::write_masked(d, masked_m, at::matmul(a.to(at::kFloat), b.to(at::kFloat).transpose(1, 2)));
 }
 

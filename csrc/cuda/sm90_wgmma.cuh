@@ -1,7 +1,7 @@
 #pragma once
-// One warpgroup MMA m64 x N x k32, FP8 e4m3 x e4m3 -> float32, both operands K-major in
-// shared memory, through CuTe's SM90 GMMA atoms (cute/arch/mma_sm90_gmma*.hpp).  The
-// accumulator is a plain float[N / 2] per thread.
+// One warpgroup MMA m64 x N x k32 (FP8 e4m3 x e4m3) or m64 x N x k16 (BF16 x BF16) -> float32,
+// both operands K-major in shared memory, through CuTe's SM90 GMMA atoms
+// (cute/arch/mma_sm90_gmma*.hpp).  The accumulator is a plain float[N / 2] per thread.
 
 #include <cstdint>
 #include <cute/arch/mma_sm90_gmma.hpp>
@@ -13,10 +13,18 @@ namespace deep_gemm::cuda::sm90 {
 template <int kN>
 struct Fp8Wgmma;
 
-#define DG_FP8_WGMMA(N)                                                 \
-  template <>                                                           \
-  struct Fp8Wgmma<N> {                                                  \
-    using Atom = cute::SM90::GMMA::MMA_64x##N##x32_F32E4M3E4M3_SS_TN<>; \
+template <int kN>
+struct Bf16Wgmma;
+
+#define DG_FP8_WGMMA(N)                                                                                           \
+  template <>                                                                                                     \
+  struct Fp8Wgmma<N> {                                                                                            \
+    using Atom = cute::SM90::GMMA::MMA_64x##N##x32_F32E4M3E4M3_SS_TN<>;                                           \
+  };                                                                                                              \
+  template <>                                                                                                     \
+  struct Bf16Wgmma<N> {                                                                                           \
+    using Atom =                                                                                                  \
+        cute::SM90::GMMA::MMA_64x##N##x16_F32BF16BF16_SS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>; \
   };
 DG_FP8_WGMMA(16)
 DG_FP8_WGMMA(24)
@@ -49,6 +57,12 @@ __device__ __forceinline__ void fp8_wgmma_impl(uint64_t desc_a, uint64_t desc_b,
 template <int kN>
 __device__ __forceinline__ void fp8_wgmma(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate) {
   fp8_wgmma_impl<typename Fp8Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
+}
+
+// d (N / 2 floats) = A(64 x 16) . B(N x 16)^T (+ d when `accumulate`), BF16 operands.
+template <int kN>
+__device__ __forceinline__ void bf16_wgmma(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate) {
+  fp8_wgmma_impl<typename Bf16Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
 }
 
 }  // namespace deep_gemm::cuda::sm90

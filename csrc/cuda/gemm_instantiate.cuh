@@ -1,38 +1,49 @@
 #pragma once
-// Definitions of Shape<...>::stages/launch; each fp8_gemm_bm*.cu unit instantiates a part of
+// Definitions of Shape<...>::stages/launch; each gemm_*.cu unit instantiates a part of
 // the shape list so the kernels compile in parallel.
 
 #include <cuda.h>
 
 #include <cstdint>
 
-#include "cuda/fp8_gemm_kernel.cuh"
-#include "cuda/fp8_gemm_launch.cuh"
+#include "cuda/gemm_kernel.cuh"
+#include "cuda/gemm_launch.cuh"
 #include "cuda/tensor_map.cuh"
 
-namespace deep_gemm::cuda::fp8_gemm_detail {
+namespace deep_gemm::cuda::gemm_detail {
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow>
-int Shape<kBlockM, kBlockN, kSfbPerRow>::stages() {
-  return Traits<kBlockM, kBlockN, kSfbPerRow>::kStages;
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::stages() {
+  return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>::kStages;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow>::launch(const Fp8GemmProblem& p, const Fp8GemmConfig& cfg,
-                                                        cudaStream_t stream) {
-  using T = Traits<kBlockM, kBlockN, kSfbPerRow>;
-  auto* kernel = &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+auto* kernel_of() {
+  if constexpr (kBf16) {
+    return &sm90_bf16_gemm_kernel<kBlockM, kBlockN>;
+  } else {
+    return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
+  }
+}
+
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem& p, const GemmConfig& cfg,
+                                                               cudaStream_t stream) {
+  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
+  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
 
-  const bool masked = p.layout == Fp8GemmLayout::kMasked;
+  const bool masked = p.layout == GemmLayout::kMasked;
   const uint64_t rows = static_cast<uint64_t>(p.m) * (masked ? p.groups : 1);  // A's and D's 2-D views
   CUtensorMap tm_a{}, tm_b{}, tm_d{};
-  if (!make_tensor_map_2d(&tm_a, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.a, p.k, rows, p.lda, kBlockK, kBlockM,
+  const auto ab = kBf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  const int ab_bytes = kBf16 ? 2 : 1;
+  if (!make_tensor_map_2d(&tm_a, ab, ab_bytes, p.a, p.k, rows, p.lda, T::kBlockKValues, kBlockM,
                           CU_TENSOR_MAP_SWIZZLE_128B) ||
-      !make_tensor_map_2d(&tm_b, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, p.b, p.k, static_cast<uint64_t>(p.n) * p.groups,
-                          p.ldb, kBlockK, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
+      !make_tensor_map_2d(&tm_b, ab, ab_bytes, p.b, p.k, static_cast<uint64_t>(p.n) * p.groups, p.ldb, T::kBlockKValues,
+                          kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
     return cudaErrorInvalidValue;
   }
   const bool tma_out = T::kOutViaSmem && p.d_dtype == OutDtype::kBf16 && p.c == nullptr && p.ldd % 8 == 0 &&
@@ -52,7 +63,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow>::launch(const Fp8GemmProblem& p,
   args.n = p.n;
   args.k = p.k;
   args.groups = p.groups;
-  args.num_k_blocks = (p.k + kBlockK - 1) / kBlockK;
+  args.num_k_blocks = (p.k + T::kBlockKValues - 1) / T::kBlockKValues;
   args.m_blocks = (p.m + kBlockM - 1) / kBlockM;
   args.n_blocks = (p.n + kBlockN - 1) / kBlockN;
   args.swizzle = cfg.swizzle;
@@ -87,6 +98,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow>::launch(const Fp8GemmProblem& p,
   return cudaLaunchKernelEx(&launch, kernel, tm_a, tm_b, tm_d, args);
 }
 
-}  // namespace deep_gemm::cuda::fp8_gemm_detail
+}  // namespace deep_gemm::cuda::gemm_detail
 
-#define DG_FP8_GEMM_INSTANTIATE(BM, BN, ROW) template struct deep_gemm::cuda::fp8_gemm_detail::Shape<BM, BN, ROW>;
+#define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16) template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16>;

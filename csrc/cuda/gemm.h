@@ -1,11 +1,13 @@
 #pragma once
-// Native sm90a block-scaled FP8 GEMM: D = C + (A * SFA)(B * SFB)^T.
+// Native sm90a GEMMs, dense and M-grouped: D = C + (A * SFA)(B * SFB)^T for block-scaled
+// FP8, D = C + A B^T for BF16.
 //
-// A [M, K] and B [N, K] are FP8 e4m3 with K contiguous.  SFA holds one float32 per row
-// of A and 128-wide K block; SFB one float32 per 128x128 block of B (gran_n 128) or per
-// row of B and K block (gran_n 1).  Products accumulate in float32 per K block and are
-// scaled into a float32 accumulator; D is bf16 or float32 and C (optional, D's dtype)
-// may be D itself.  Plain C++ interface: raw pointers, sizes, element strides, a stream.
+// A [M, K] and B [N, K] have K contiguous.  FP8 (e4m3): SFA holds one float32 per row of A
+// and 128-wide K block; SFB one float32 per 128x128 block of B (gran_n 128) or per row of B
+// and K block (gran_n 1); products accumulate in float32 per K block and are scaled into a
+// float32 accumulator.  BF16: no scales, one float32 accumulation over K.  D is bf16 or
+// float32 and C (optional, D's dtype) may be D itself.  Plain C++ interface: raw pointers,
+// sizes, element strides, a stream.
 
 #include <cuda_runtime_api.h>
 
@@ -15,6 +17,7 @@
 namespace deep_gemm::cuda {
 
 enum class OutDtype : int { kBf16 = 0, kFloat = 1 };
+enum class InDtype : int { kFp8E4m3 = 0, kBf16 = 1 };
 
 // How rows map to groups (the group picks B, SFB and, when masked, A's and D's block):
 //   kDense   one group;
@@ -23,11 +26,12 @@ enum class OutDtype : int { kBf16 = 0, kFloat = 1 };
 //            previous end rounded up to `alignment`; with zero_padding the rows between an
 //            end and the next start come out zero;
 //   kMasked  A, D are [groups, m, ...]; group g computes its first group_layout[g] rows.
-enum class Fp8GemmLayout : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
+enum class GemmLayout : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
 
-struct Fp8GemmProblem {
+struct GemmProblem {
   int m = 0, n = 0, k = 0;
-  Fp8GemmLayout layout = Fp8GemmLayout::kDense;
+  InDtype ab_dtype = InDtype::kFp8E4m3;
+  GemmLayout layout = GemmLayout::kDense;
   int groups = 1;  // B is [groups, n, k] with group stride n * ldb
   const int* group_layout = nullptr;  // device int32: ids, ends or masked_m (see above)
   int alignment = 128;
@@ -51,7 +55,7 @@ struct Fp8GemmProblem {
 };
 
 // One compiled kernel shape: BLOCK_M x BLOCK_N tiles (K blocks of 128).
-struct Fp8GemmConfig {
+struct GemmConfig {
   int block_m = 0, block_n = 0;
   int stages = 0;  // pipeline depth the kernel was compiled with
   int swizzle = 0;  // N-units per band of the tile order
@@ -59,14 +63,14 @@ struct Fp8GemmConfig {
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.
-std::string fp8_gemm_unsupported(const Fp8GemmProblem& p);
+std::string gemm_unsupported(const GemmProblem& p);
 
 // The configuration the launcher will use: a pure function of the problem's shape, SFB
-// granularity, output dtype, group layout and num_sms (and of DG_SM90_FP8_GEMM_CONFIG=BMxBN
+// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN
 // when set, a tuning override).
-Fp8GemmConfig fp8_gemm_config(const Fp8GemmProblem& p);
+GemmConfig gemm_config(const GemmProblem& p);
 
 // Enqueues the GEMM on `stream`.  No host synchronisation, no allocation.
-cudaError_t fp8_gemm(const Fp8GemmProblem& p, cudaStream_t stream);
+cudaError_t gemm(const GemmProblem& p, cudaStream_t stream);
 
 }  // namespace deep_gemm::cuda

@@ -1,4 +1,4 @@
-"""M-grouped FP8 GEMMs on the GPU (the native sm90a kernel's grouped schedules).
+"""M-grouped FP8 and BF16 GEMMs on the GPU (the native sm90a kernel's grouped schedules).
 
 Against float64 products of the dequantised operands on fresh random inputs: contiguous
 layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one group, more
@@ -11,6 +11,8 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 from __future__ import annotations
 
 import random
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -204,3 +206,75 @@ def test_graph_replay_with_new_group_sizes() -> None:
             if end > start:
                 assert calc_diff(d2[start:end], a2_ref[start:end] @ b2_ref[g].t()) < 1e-3
             prev = end
+
+
+# ---- BF16 ---------------------------------------------------------------------------------
+
+
+def _bf16(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randn(*shape, device="cuda").to(torch.bfloat16)
+    return x, x.double()
+
+
+def test_bf16_contiguous_ids_and_psum() -> None:
+    sizes = [256, 0, 77, 384]
+    n, k = 640, 1000  # K off the 64-wide block
+    b, b_ref = _bf16(len(sizes), n, k)
+    # Per-row ids with -1 padding after each group.
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1] * 3
+    a, a_ref = _bf16(len(ids), k)
+    d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, torch.tensor(ids, dtype=torch.int32, device="cuda"))
+    ids_t = torch.tensor(ids, device="cuda")
+    for g in range(len(sizes)):
+        rows = ids_t == g
+        if rows.any():
+            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-5
+    assert torch.isnan(d[ids_t < 0].float()).all()
+    # psum ends, zero padding.
+    ends = _psum(sizes)
+    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN
+    a, a_ref = _bf16(m, k)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, use_psum_layout=True)
+    prev = 0
+    for g, end in enumerate(ends):
+        start = (prev + ALIGN - 1) // ALIGN * ALIGN
+        if g > 0:
+            assert (d[prev:start].float() == 0).all()
+        if end > start:
+            assert calc_diff(d[start:end], a_ref[start:end] @ b_ref[g].t()) < 1e-5
+        prev = end
+
+
+def _bf16_shapes() -> list[str]:
+    text = (Path(__file__).resolve().parent.parent / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", text)
+    return sorted({f"{bm}x{bn}" for bm, bn, _, bf16 in found if bf16 == "true"})
+
+
+@pytest.mark.parametrize("shape", _bf16_shapes())
+def test_bf16_masked_every_shape_in_a_graph(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 704
+    a, a_ref = _bf16(groups, max_m, k)
+    b, b_ref = _bf16(groups, n, k)
+    counts = [0, 1, 200, max_m, 129]
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+    for g, rows in enumerate(counts):
+        if rows:
+            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 1e-5
+        assert torch.isnan(d[g, rows:].float()).all()
+    eager = d.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+    d.copy_(torch.full_like(d, float("nan")))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(d.view(torch.int16), eager.view(torch.int16))

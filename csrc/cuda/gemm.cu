@@ -1,4 +1,4 @@
-// The FP8 GEMM dispatcher: argument limits, the tile-configuration heuristic and the launch.
+// The GEMM dispatcher: argument limits, the tile-configuration heuristic and the launch.
 
 #include <algorithm>
 #include <cmath>
@@ -7,34 +7,36 @@
 #include <cstdlib>
 #include <string>
 
-#include "cuda/fp8_gemm.h"
-#include "cuda/fp8_gemm_launch.cuh"
+#include "cuda/gemm.h"
+#include "cuda/gemm_launch.cuh"
 
 namespace deep_gemm::cuda {
 
 namespace {
 
-using fp8_gemm_detail::Shape;
+using gemm_detail::Shape;
 
 struct Compiled {
   int block_m, block_n;
   bool sfb_per_row;
+  bool bf16;
   int (*stages)();
-  cudaError_t (*launch)(const Fp8GemmProblem&, const Fp8GemmConfig&, cudaStream_t);
+  cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
 
 // clang-format off
-#define DG_FP8_GEMM_ENTRY(BM, BN, ROW) Compiled{BM, BN, ROW, &Shape<BM, BN, ROW>::stages, &Shape<BM, BN, ROW>::launch},
+#define DG_GEMM_ENTRY(BM, BN, ROW, BF16) \
+  Compiled{BM, BN, ROW, BF16, &Shape<BM, BN, ROW, BF16>::stages, &Shape<BM, BN, ROW, BF16>::launch},
 // clang-format on
-const Compiled kCompiled[] = {DG_FP8_GEMM_SHAPES(DG_FP8_GEMM_ENTRY)};
-#undef DG_FP8_GEMM_ENTRY
+const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY)};
+#undef DG_GEMM_ENTRY
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // M blocks the schedule will visit: masked problems are sized by the caller's expected rows
 // per group (a hint: the kernel reads the real counts on the device).
-int m_blocks_of(const Fp8GemmProblem& p, int block_m) {
-  if (p.layout == Fp8GemmLayout::kMasked) {
+int m_blocks_of(const GemmProblem& p, int block_m) {
+  if (p.layout == GemmLayout::kMasked) {
     const int expected = p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m;
     return p.groups * ceil_div(expected, block_m);
   }
@@ -47,16 +49,17 @@ int m_blocks_of(const Fp8GemmProblem& p, int block_m) {
 // operand traffic at a per-SM share of L2 bandwidth; two math warpgroups expose some of their
 // MMA wait; waves of persistent tiles add up; and the call is never faster than moving its
 // operands once through HBM.
-double estimate_ns(const Fp8GemmProblem& p, const Compiled& c, int num_sms) {
+double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double tiles = static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n);
   const double waves = std::ceil(tiles / num_sms);
-  const int k_blocks = ceil_div(p.k, 128);
+  // A BF16 K block is 64 values: the same bytes per stage, half the MMA work of FP8's 128.
+  const int k_blocks = ceil_div(p.k, c.bf16 ? 64 : 128);
   constexpr double kFlopPerNsPerSm = 9000.0;
   constexpr double kL2BytesPerNsPerSm = 30.0;
   constexpr double kHbmBytesPerNs = 3500.0;
   const double mma = 2.0 * c.block_m * std::max(c.block_n, 32) * 128 / kFlopPerNsPerSm;
   const double mem = (c.block_m + c.block_n) * 128.0 / kL2BytesPerNsPerSm;
-  const double exposed = c.block_m == 128 ? 25.0 : 0.0;
+  const double exposed = c.block_m == 128 && !c.bf16 ? 25.0 : 0.0;  // BF16 keeps one MMA group in flight
   const bool f32 = p.d_dtype == OutDtype::kFloat;
   const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0);
   const double tile =
@@ -68,11 +71,14 @@ double estimate_ns(const Fp8GemmProblem& p, const Compiled& c, int num_sms) {
   return std::max(waves * tile, hbm) + 2000.0;
 }
 
-bool usable(const Fp8GemmProblem& p, const Compiled& c) { return c.sfb_per_row == (p.sfb_gran_n == 1); }
+bool usable(const GemmProblem& p, const Compiled& c) {
+  const bool bf16 = p.ab_dtype == InDtype::kBf16;
+  return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
+}
 
-// DG_SM90_FP8_GEMM_CONFIG=BMxBN (e.g. 128x128) forces one compiled shape when it fits.
-const Compiled* override_shape(const Fp8GemmProblem& p) {
-  const char* env = std::getenv("DG_SM90_FP8_GEMM_CONFIG");
+// DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128) forces one compiled shape when it fits.
+const Compiled* override_shape(const GemmProblem& p) {
+  const char* env = std::getenv("DG_SM90_GEMM_CONFIG");
   if (env == nullptr || *env == '\0') return nullptr;
   int bm = 0, bn = 0;
   if (std::sscanf(env, "%dx%d", &bm, &bn) != 2) return nullptr;
@@ -82,7 +88,7 @@ const Compiled* override_shape(const Fp8GemmProblem& p) {
   return nullptr;
 }
 
-const Compiled* choose(const Fp8GemmProblem& p) {
+const Compiled* choose(const GemmProblem& p) {
   if (const Compiled* forced = override_shape(p)) return forced;
   const Compiled* best = nullptr;
   double best_ns = 0.0;
@@ -100,14 +106,14 @@ const Compiled* choose(const Fp8GemmProblem& p) {
   return best;
 }
 
-Fp8GemmConfig config_of(const Fp8GemmProblem& p, const Compiled& c) {
-  Fp8GemmConfig cfg;
+GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
+  GemmConfig cfg;
   cfg.block_m = c.block_m;
   cfg.block_n = c.block_n;
   cfg.stages = c.stages();
   cfg.swizzle = 8;
   // Masked problems size their schedule on the device: every SM gets a producer.
-  const int64_t tiles = p.layout == Fp8GemmLayout::kMasked
+  const int64_t tiles = p.layout == GemmLayout::kMasked
                             ? p.num_sms
                             : static_cast<int64_t>(ceil_div(p.m, c.block_m)) * ceil_div(p.n, c.block_n);
   cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
@@ -116,18 +122,23 @@ Fp8GemmConfig config_of(const Fp8GemmProblem& p, const Compiled& c) {
 
 }  // namespace
 
-std::string fp8_gemm_unsupported(const Fp8GemmProblem& p) {
+std::string gemm_unsupported(const GemmProblem& p) {
   if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem";
-  if (p.sfb_gran_n != 1 && p.sfb_gran_n != 128) return "SFB granularity along N must be 1 or 128";
-  if (p.lda % 16 != 0 || p.ldb % 16 != 0) return "row strides of a and b must be multiples of 16 bytes";
+  const int ab_bytes = p.ab_dtype == InDtype::kBf16 ? 2 : 1;
+  if (p.ab_dtype != InDtype::kBf16 && p.sfb_gran_n != 1 && p.sfb_gran_n != 128) {
+    return "SFB granularity along N must be 1 or 128";
+  }
+  if ((p.lda * ab_bytes) % 16 != 0 || (p.ldb * ab_bytes) % 16 != 0) {
+    return "row strides of a and b must be multiples of 16 bytes";
+  }
   if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || reinterpret_cast<uintptr_t>(p.b) % 16 != 0) {
     return "a and b must be 16-byte aligned";
   }
   if (p.num_sms < 1) return "needs at least one SM";
   if (p.groups < 1) return "needs at least one group";
-  if (p.layout != Fp8GemmLayout::kDense && p.group_layout == nullptr) return "grouped layouts need group_layout";
-  if (p.layout == Fp8GemmLayout::kPsum && p.alignment < 1) return "psum layouts need a positive alignment";
-  if (p.m >= (1 << 15) * 2 && p.layout == Fp8GemmLayout::kMasked && p.groups > 1 &&
+  if (p.layout != GemmLayout::kDense && p.group_layout == nullptr) return "grouped layouts need group_layout";
+  if (p.layout == GemmLayout::kPsum && p.alignment < 1) return "psum layouts need a positive alignment";
+  if (p.m >= (1 << 15) * 2 && p.layout == GemmLayout::kMasked && p.groups > 1 &&
       static_cast<int64_t>(p.m) * p.groups > INT32_MAX) {
     return "masked problems must have groups * m below 2^31";
   }
@@ -135,15 +146,15 @@ std::string fp8_gemm_unsupported(const Fp8GemmProblem& p) {
   return {};
 }
 
-Fp8GemmConfig fp8_gemm_config(const Fp8GemmProblem& p) {
+GemmConfig gemm_config(const GemmProblem& p) {
   const Compiled* c = choose(p);
-  return c == nullptr ? Fp8GemmConfig{} : config_of(p, *c);
+  return c == nullptr ? GemmConfig{} : config_of(p, *c);
 }
 
-cudaError_t fp8_gemm(const Fp8GemmProblem& p, cudaStream_t stream) {
+cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   const Compiled* c = choose(p);
   if (c == nullptr) return cudaErrorNotSupported;
-  const Fp8GemmConfig cfg = config_of(p, *c);
+  const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
     std::fprintf(stderr, "sm90 fp8 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
