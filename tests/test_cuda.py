@@ -61,7 +61,15 @@ def _outputs(name: str, sample: Sample, result: Any) -> list[torch.Tensor]:
     return outs + [r for r in results if isinstance(r, torch.Tensor)]
 
 
-def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
+# Note [FP8 tensor-core accumulation]
+# On sm90 the FP8 GEMMs run wgmma, whose FP8 products are summed inside each 128-wide K block
+# with fewer mantissa bits than float32 (the kernel promotes to float32 per block, as upstream
+# does). Against the CPU's float32 formulation that leaves relative errors around 1e-4 of the
+# largest output, so those ops are held to 2^-9 of it instead of float32's 1e-5.
+FP8_TENSOR_CORE_OPS = {n for n in OPS if "fp8" in n and "gemm" in n}
+
+
+def _same(x: torch.Tensor, y: torch.Tensor, exact: bool, rel: float | None = None) -> None:
     assert x.shape == y.shape and x.dtype == y.dtype
     if x.numel() == 0:
         return
@@ -74,8 +82,14 @@ def _same(x: torch.Tensor, y: torch.Tensor, exact: bool) -> None:
     xf, yf = x[finite].double(), y[finite].double()
     if yf.numel() == 0:
         return
-    tol = (2**-7 if x.dtype in (torch.bfloat16, torch.float16) else 1e-5) * (yf.abs().max().item() + 1e-30)
+    if rel is None:
+        rel = 2**-7 if x.dtype in (torch.bfloat16, torch.float16) else 1e-5
+    tol = rel * (yf.abs().max().item() + 1e-30)
     assert (xf - yf).abs().max().item() <= tol
+
+
+def w_is_float32(outputs: list[torch.Tensor]) -> bool:
+    return any(t.dtype == torch.float32 for t in outputs)
 
 
 @pytest.mark.parametrize("name,sample", CASES, ids=IDS)
@@ -86,8 +100,9 @@ def test_cuda_matches_cpu(name: str, sample: Sample) -> None:
     gpu = clone_args(sample)
     got = _outputs(name, gpu, _call(name, gpu))
     want = _outputs(name, cpu, _call(name, cpu))
+    fp8 = name in FP8_TENSOR_CORE_OPS and w_is_float32(want)
     for g, w in zip(got, want):
-        _same(g.cpu(), w, exact=False)
+        _same(g.cpu(), w, exact=False, rel=2**-9 if fp8 else None)
 
 
 @pytest.mark.parametrize("name,sample", CASES, ids=IDS)
