@@ -66,8 +66,9 @@ bench: build ## benchmark tables (host overhead, tooling)
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/tooling.py
 
-demo: build ## regenerate, build, import and call a few ops
+demo: setup ## regenerate, build, import and call a few ops
 	$(PY) -m codegen regenerate
+	$(MAKE) --no-print-directory build
 	PYTHONPATH=$(CURDIR) $(PY) examples/demo.py
 
 clean: ## remove build outputs

@@ -19,7 +19,8 @@ from .errors import Diagnostics, Loc, did_you_mean, one_of
 from .schema import Arg, Schema, SchemaError, SchemaParser
 from .yamlsrc import YMap, YNode, YScalar, YSeq, plain
 
-DISPATCH_KEYS = ("CPU", "CUDA", "Meta", "CompositeExplicitAutograd")
+# Every dispatch key the generator registers, in the order the registration files list them.
+DISPATCH_KEYS = ("CompositeExplicitAutograd", "CPU", "CUDA", "Meta")
 MANIFEST_KEYS = ("library", "guards", "dispatch_guards", "families")
 GUARD_KEYS = ("cpp", "doc")
 FAMILY_KEYS = ("header", "doc", "ops")
@@ -33,7 +34,7 @@ _CPP_NAME = re.compile(r"^(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 _DTYPE = re.compile(r"^torch\.(float32|float64|float16|bfloat16|int32|int64|int8|uint8|bool|float8_e4m3fn)$")
 
-# Python-side argument converters (implemented in deep_gemm/_convert.py).
+# Python-side argument converters (implemented in <library>/_convert.py).
 # name -> the Python type the user may pass, as written in the stub.
 CONVERTERS = {
     "int_or_pair": "int | tuple[int, int]",
@@ -104,6 +105,11 @@ class _Reader:
         return out
 
 
+def default_impl(library: str, family: str, name: str) -> str:
+    """The C++ function an op calls when its entry names no ``impl``."""
+    return f"{library}::{family}::{name}"
+
+
 def _kind(node: YNode) -> str:
     return {YMap: "mapping", YSeq: "list", YScalar: "scalar"}[type(node)]
 
@@ -117,8 +123,8 @@ def _describe(node: YNode) -> str:
 def _example(pattern: re.Pattern[str]) -> str:
     return {
         _IDENT.pattern: "'fp8_gemm_nt'",
-        _CPP_NAME.pattern: "'deep_gemm::gemm::fp8_fp4_gemm_nt'",
-        _DOTTED.pattern: "'deep_gemm._fakes.mqa_logits'",
+        _CPP_NAME.pattern: "'my_library::family::op_name'",
+        _DOTTED.pattern: "'my_library._fakes.op_name'",
     }.get(pattern.pattern, repr(pattern.pattern))
 
 
@@ -231,7 +237,7 @@ class Op:
         return out
 
     @classmethod
-    def parse(cls, family: str, node: YNode, parser: SchemaParser, diags: Diagnostics) -> Op | None:
+    def parse(cls, family: str, node: YNode, parser: SchemaParser, diags: Diagnostics, ctx: ParseContext) -> Op | None:
         r = _Reader(diags, None)
         m = r.mapping(node, "an op entry", None)
         if m is None:
@@ -240,37 +246,37 @@ class Op:
         text = r.string(schema_node, "field 'schema'")
         if schema_node is None:
             r.error(m.loc, "op entry has no 'schema'; expected a TORCH_LIBRARY schema string")
-            return None
-        if text is None:
-            return None
-        r.op = text.split("(", 1)[0].strip() or None
+        r.op = (text.split("(", 1)[0].strip() or None) if text else None
         for key in m.entries:
             if key not in OP_KEYS:
                 r.error(
                     m.key_loc(key), f"unknown key '{key}'{did_you_mean(key, OP_KEYS)}; allowed keys: {one_of(OP_KEYS)}"
                 )
-        assert schema_node is not None
+        doc = _parse_doc(m, r)
+        guard = r.string(m.get("guard"), "field 'guard'", _IDENT)
+        aliases = _parse_aliases(m, r)
+        if text is None or not isinstance(schema_node, YScalar):
+            _check_without_schema(m, r)
+            return None
         try:
             schema = parser.parse(text)
         except SchemaError as exc:
-            r.error(schema_node.loc, str(exc))
+            # Note [Every error of an op]: the fields that do not need the schema are still checked.
+            if exc.arg:
+                where, written = schema_node.type_of(exc.arg)
+                message = str(exc).replace(f"type '{exc.word}'", f"type '{written or exc.word}' of '{exc.arg}'", 1)
+                r.error(where, message)
+            else:
+                r.error(schema_node.loc_of(exc.word), str(exc))
+            _check_without_schema(m, r)
             return None
         r.op = schema.name
-        ok = _check_schema(schema, schema_node.loc, r)
-
-        doc = r.string(m.get("doc"), "field 'doc'")
-        if m.get("doc") is None:
-            r.error(m.loc, "op has no 'doc'; expected a docstring (it becomes the Python docstring and docs/ops.md)")
-        impl = _parse_impl(m, family, schema, r)
-        guard = r.string(m.get("guard"), "field 'guard'", _IDENT)
+        ok = _check_schema(schema, schema_node, r)
+        impl = _parse_impl(m, family, schema, r, ctx.library)
         packs = _parse_packs(m.get("pack"), schema, r)
         python = _parse_python(m.get("python"), schema, packs, r)
-        aliases = tuple(r.strings(m.get("aliases"), "field 'aliases'"))
-        for alias, loc in aliases:
-            if not _IDENT.match(alias) or keyword.iskeyword(alias):
-                r.error(loc, f"alias '{alias}' is not a valid Python name; expected an identifier")
-        writes = _parse_writes(m.get("writes"), schema, r, m.loc)
-        fake = _parse_fake(m.get("fake"), schema, impl, r, m.loc)
+        writes = _parse_writes(m.get("writes"), schema, r, m.loc, ctx.undecided_ok)
+        fake = _parse_fake(m.get("fake"), schema, impl, r, m.loc, ctx.undecided_ok)
         if not ok or doc is None or impl is None or python is None or writes is None:
             return None
         return cls(
@@ -281,7 +287,7 @@ class Op:
             guard=guard,
             packs=packs,
             python=python,
-            aliases=tuple(a for a, _ in aliases),
+            aliases=aliases,
             writes=writes,
             fake=fake,
             loc=m.loc,
@@ -335,14 +341,16 @@ class Manifest:
         return "\n".join(out)
 
     @classmethod
-    def parse(cls, root: YNode, path: str, parser: SchemaParser, diags: Diagnostics) -> Manifest | None:
+    def parse(
+        cls, root: YNode, path: str, parser: SchemaParser, diags: Diagnostics, undecided_ok: bool = False
+    ) -> Manifest | None:
         r = _Reader(diags, None)
         m = r.mapping(root, "the manifest", MANIFEST_KEYS)
         if m is None:
             return None
         library = r.string(m.get("library"), "field 'library'", _IDENT)
         if m.get("library") is None:
-            r.error(m.loc, "the manifest has no 'library'; expected the TORCH_LIBRARY namespace, e.g. 'deep_gemm'")
+            r.error(m.loc, "the manifest has no 'library'; expected the TORCH_LIBRARY namespace, e.g. 'my_library'")
 
         guards: dict[str, Guard] = {}
         gmap = r.mapping(m.get("guards"), "field 'guards'")
@@ -376,7 +384,7 @@ class Manifest:
         if m.get("families") is None:
             r.error(m.loc, "the manifest has no 'families'; expected a mapping of family name to its header and ops")
         for fname, (floc, fnode) in fmap.entries.items() if fmap else []:
-            fam = _parse_family(fname, floc, fnode, parser, diags)
+            fam = _parse_family(fname, floc, fnode, parser, diags, ParseContext(library or "", undecided_ok))
             if fam:
                 families.append(fam)
 
@@ -391,7 +399,9 @@ class Manifest:
 # --------------------------------------------------------------------------------------
 
 
-def _parse_family(name: str, loc: Loc, node: YNode, parser: SchemaParser, diags: Diagnostics) -> Family | None:
+def _parse_family(
+    name: str, loc: Loc, node: YNode, parser: SchemaParser, diags: Diagnostics, ctx: ParseContext
+) -> Family | None:
     r = _Reader(diags, None)
     if not _IDENT.match(name):
         r.error(loc, f"family name '{name}' is not an identifier; expected e.g. 'gemm'")
@@ -408,7 +418,7 @@ def _parse_family(name: str, loc: Loc, node: YNode, parser: SchemaParser, diags:
     ops: list[Op] = []
     if isinstance(ops_node, YSeq):
         for item in ops_node.items:
-            op = Op.parse(name, item, parser, diags)
+            op = Op.parse(name, item, parser, diags, ctx)
             if op:
                 ops.append(op)
     elif ops_node is not None:
@@ -418,7 +428,60 @@ def _parse_family(name: str, loc: Loc, node: YNode, parser: SchemaParser, diags:
     return Family(name, header, doc.strip(), tuple(ops), m.loc)
 
 
-def _check_schema(schema: Schema, loc: Loc, r: _Reader) -> bool:
+@dataclass(frozen=True)
+class ParseContext:
+    """What every op's parse needs from the manifest around it."""
+
+    library: str  # the manifest's library: the default implementation is <library>::<family>::<name>
+    # An import-pybind draft, read by verify --types-only: `?x` markers in `writes` and missing
+    # fakes are accepted (a person decides them later); nothing is generated from such a manifest.
+    undecided_ok: bool = False
+
+
+def _parse_doc(m: YMap, r: _Reader) -> str | None:
+    doc = r.string(m.get("doc"), "field 'doc'")
+    if m.get("doc") is None:
+        r.error(m.loc, "op has no 'doc'; expected a docstring (it becomes the Python docstring and docs/ops.md)")
+    return doc
+
+
+def _parse_aliases(m: YMap, r: _Reader) -> tuple[str, ...]:
+    aliases = r.strings(m.get("aliases"), "field 'aliases'")
+    for alias, loc in aliases:
+        if not _IDENT.match(alias) or keyword.iskeyword(alias):
+            r.error(loc, f"alias '{alias}' is not a valid Python name; expected an identifier")
+    return tuple(a for a, _ in aliases)
+
+
+def _check_without_schema(m: YMap, r: _Reader) -> None:
+    """Note [Every error of an op]: when the schema cannot be read, the fields whose checks do not
+    depend on it are still checked, so one run shows every error of the op."""
+    for key, loc in r.strings(m.get("dispatch"), "field 'dispatch'"):
+        if key not in DISPATCH_KEYS:
+            r.error(
+                loc,
+                f"dispatch key '{key}' is unknown{did_you_mean(key, DISPATCH_KEYS)}; expected one of {one_of(DISPATCH_KEYS)}",
+            )
+    impl = m.get("impl")
+    if isinstance(impl, YMap):
+        for key in impl.entries:
+            r.string(impl.get(key), f"impl for '{key}'", _CPP_NAME)
+    elif impl is not None:
+        r.string(impl, "field 'impl'", _CPP_NAME)
+    r.mapping(m.get("pack"), "field 'pack'")
+    pm = r.mapping(m.get("python"), "field 'python'", PYTHON_KEYS)
+    if pm is not None:
+        for key in ("defaults", "rename", "convert"):
+            r.mapping(pm.get(key), f"field 'python.{key}'")
+    fake = m.get("fake")
+    if isinstance(fake, YMap):
+        r.mapping(fake, "field 'fake'", ("function",))
+    elif fake is not None and not (isinstance(fake, YScalar) and fake.value == "meta"):
+        r.error(fake.loc, f"field 'fake' is {_describe(fake)}; expected {' or '.join(FAKE_FORMS)}")
+
+
+def _check_schema(schema: Schema, node: YScalar, r: _Reader) -> bool:
+    loc = node.loc
     ok = True
     if schema.overload:
         r.error(
@@ -432,21 +495,28 @@ def _check_schema(schema: Schema, loc: Loc, r: _Reader) -> bool:
     seen: set[str] = set()
     for arg in schema.args:
         if arg.name in seen:
-            r.error(loc, f"argument '{arg.name}' appears twice in the schema; expected unique argument names")
+            r.error(
+                node.loc_of(arg.name, nth=2),
+                f"argument '{arg.name}' appears twice in the schema; expected unique argument names",
+            )
             ok = False
         seen.add(arg.name)
         if keyword.iskeyword(arg.name):
-            r.error(loc, f"argument '{arg.name}' is a Python keyword; expected a name usable as a Python parameter")
+            r.error(
+                node.loc_of(arg.name),
+                f"argument '{arg.name}' is a Python keyword; expected a name usable as a Python parameter",
+            )
             ok = False
         if arg.is_write and not arg.type.is_tensor:
             r.error(
-                loc, f"argument '{arg.name}' is marked written but is a {arg.type}; expected only Tensors to be written"
+                node.loc_of(arg.name),
+                f"argument '{arg.name}' is marked written but is a {arg.type}; expected only Tensors to be written",
             )
             ok = False
     return ok
 
 
-def _parse_impl(m: YMap, family: str, schema: Schema, r: _Reader) -> dict[str, str] | None:
+def _parse_impl(m: YMap, family: str, schema: Schema, r: _Reader, library: str) -> dict[str, str] | None:
     has_tensor = any(a.type.base == "Tensor" for a in schema.args)
     default_keys = ["CPU", "CUDA"] if has_tensor else ["CompositeExplicitAutograd"]
     dispatch_node = m.get("dispatch")
@@ -467,7 +537,7 @@ def _parse_impl(m: YMap, family: str, schema: Schema, r: _Reader) -> dict[str, s
         if not keys:
             r.error(dispatch_node.loc, "field 'dispatch' lists no valid key; expected at least one")
             return None
-    default_fn = f"deep_gemm::{family}::{schema.name}"
+    default_fn = default_impl(library, family, schema.name)
     impl_node = m.get("impl")
     if impl_node is None:
         return {k: default_fn for k in keys}
@@ -586,9 +656,11 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
         arg = schema.arg(name)
         value = plain(vnode)
         if arg is None or name in packed:
+            unpacked = [a for a in schema.arg_names if a not in packed]
             r.error(
                 loc,
-                f"python default for '{name}', which is not an unpacked argument of the schema{did_you_mean(name, schema.arg_names)}",
+                f"python default for '{name}', which is not an unpacked argument of the schema"
+                f"{did_you_mean(name, unpacked)}; expected one of {one_of(unpacked)}",
             )
         elif not _default_matches(arg, value):
             r.error(
@@ -605,7 +677,8 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
         if name not in py_names:
             r.error(
                 loc,
-                f"python rename of '{name}', which is not a Python parameter of this op{did_you_mean(name, py_names)}",
+                f"python rename of '{name}', which is not a Python parameter of this op"
+                f"{did_you_mean(name, py_names)}; expected one of {one_of(sorted(py_names))}",
             )
         elif new is not None:
             if new in py_names and new != name:
@@ -622,7 +695,8 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
         if name not in py_names:
             r.error(
                 loc,
-                f"python converter for '{name}', which is not a Python parameter of this op{did_you_mean(name, py_names)}",
+                f"python converter for '{name}', which is not a Python parameter of this op"
+                f"{did_you_mean(name, py_names)}; expected one of {one_of(sorted(py_names))}",
             )
         elif conv is not None and conv not in CONVERTERS:
             r.error(
@@ -643,7 +717,9 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
     )
 
 
-def _parse_writes(node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc) -> tuple[str, ...] | None:
+def _parse_writes(
+    node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc, undecided_ok: bool = False
+) -> tuple[str, ...] | None:
     listed = r.strings(node, "field 'writes'")
     names: list[str] = []
     undecided: set[str] = set()
@@ -651,6 +727,8 @@ def _parse_writes(node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc) -
     for name, loc in listed:
         if name.startswith(UNDECIDED):
             undecided.add(name[len(UNDECIDED) :])
+            if undecided_ok:
+                continue
             r.error(
                 loc,
                 f"'writes' still holds the undecided marker '{name}'; expected a person to decide whether '{name[1:]}' is written, then list it or drop it",
@@ -686,11 +764,11 @@ def _parse_writes(node: YNode | None, schema: Schema, r: _Reader, op_loc: Loc) -
 
 
 def _parse_fake(
-    node: YNode | None, schema: Schema, impl: dict[str, str] | None, r: _Reader, op_loc: Loc
+    node: YNode | None, schema: Schema, impl: dict[str, str] | None, r: _Reader, op_loc: Loc, draft: bool = False
 ) -> Fake | None:
     returns_tensor = any(t.base == "Tensor" for t in schema.returns)
     if node is None:
-        if returns_tensor:
+        if returns_tensor and not draft:
             r.error(
                 op_loc, f"op returns {schema.returns_spelling} but has no 'fake'; expected {' or '.join(FAKE_FORMS)}"
             )

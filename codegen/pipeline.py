@@ -14,8 +14,14 @@ from .spelling.python import params
 CACHE = Path(".cache") / "codegen-schemas.json"
 
 
-def load_manifest(path: Path, display: str | None = None, cache_root: Path | None = None) -> Manifest:
-    """Read and fully validate a manifest; raise :class:`ManifestError` with every problem."""
+def load_manifest(
+    path: Path, display: str | None = None, cache_root: Path | None = None, allow_undecided: bool = False
+) -> Manifest:
+    """Read and fully validate a manifest; raise :class:`ManifestError` with every problem.
+
+    ``allow_undecided`` accepts the ``?x`` markers of an import-pybind draft in ``writes``
+    (``verify --types-only``); such a manifest is only ever checked, never rendered.
+    """
     shown = display or path.name
     diags = Diagnostics()
     try:
@@ -25,7 +31,7 @@ def load_manifest(path: Path, display: str | None = None, cache_root: Path | Non
         raise ManifestError(diags) from None
     parser = SchemaParser((cache_root / CACHE) if cache_root else None)
     root = yamlsrc.load(text, shown, diags)
-    manifest = Manifest.parse(root, shown, parser, diags) if root is not None else None
+    manifest = Manifest.parse(root, shown, parser, diags, allow_undecided) if root is not None else None
     if manifest is not None:
         for op in manifest.ops:
             params(op, diags)

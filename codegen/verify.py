@@ -37,7 +37,7 @@ least as wide (``int64_t`` takes ``int``), ``float`` or ``double`` for either,
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,9 +146,12 @@ class FunctionIndex:
     def build(cls, tu: Any, wanted: Iterable[str]) -> FunctionIndex:
         ci = cxx.cindex()
         prefixes: set[str] = set()
+        top_level: set[str] = set()  # functions of the global namespace (FlashMLA's, DeepEP's)
         for name in wanted:
             parts = name.split("::")
             prefixes.update("::".join(parts[:i]) for i in range(1, len(parts)))
+            if len(parts) == 1:
+                top_level.add(name)
         index = cls()
         kinds = (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE)
 
@@ -158,8 +161,8 @@ class FunctionIndex:
                     inner = f"{scope}::{child.spelling}" if scope else str(child.spelling)
                     if inner in prefixes:
                         walk(child, inner)
-                elif child.kind in kinds and scope:
-                    qual = f"{scope}::{child.spelling}"
+                elif child.kind in kinds and (scope or str(child.spelling) in top_level):
+                    qual = f"{scope}::{child.spelling}" if scope else str(child.spelling)
                     seen = index.functions.setdefault(qual, [])
                     if not any(child.canonical == other.canonical for other in seen):
                         seen.append(child)
@@ -168,8 +171,8 @@ class FunctionIndex:
         return index
 
     def near(self, name: str) -> list[str]:
-        scope = name.rsplit("::", 1)[0]
-        return [n.rsplit("::", 1)[1] for n in self.functions if n.rsplit("::", 1)[0] == scope]
+        scope = name.rsplit("::", 1)[0] if "::" in name else ""
+        return [n.rsplit("::", 1)[-1] for n in self.functions if (n.rsplit("::", 1)[0] if "::" in n else "") == scope]
 
 
 def _unqualified(name: str) -> str:
@@ -337,6 +340,7 @@ def verify(
     include_dirs: list[Path],
     pch_dir: Path | None,
     build_pch: cxx.PchMode = "now",
+    defines: Sequence[str] = (),
 ) -> Report:
     """Check every op of ``manifest`` against its implementation; problems go into the report.
 
@@ -360,7 +364,9 @@ def verify(
         root,
         include_dirs=[*include_dirs, root / "csrc", root],
         cache_dir=pch_dir,
+        python=True,  # as import-pybind parses: headers of pybind11 modules include <Python.h>
         build_pch=build_pch,
+        defines=defines,
     )
     try:
         tu = parser.parse(MAIN_FILE, text, skip_bodies=True)
@@ -398,7 +404,7 @@ def verify(
                 diags.error(
                     op.loc,
                     f"{where}: the implementation '{qual}' does not exist{did_you_mean(short, index.near(qual))}; "
-                    f"expected a function of that name (the op's 'impl', default deep_gemm::<family>::<name>)",
+                    f"expected a function of that name (the op's 'impl', default {manifest.library}::<family>::<name>)",
                     op.name,
                 )
                 continue

@@ -11,10 +11,11 @@ from typing import Any
 
 from .. import cxx
 from ..errors import Loc
-from ..model import UNDECIDED
+from ..model import UNDECIDED, default_impl
 from ..schema import SchemaError, SchemaParser
+from .guards import guard_name
 from .reader import Alias, Binding, Note, callees, target_params, target_result
-from .translate import Untranslatable, param_type, return_type, translate_default
+from .translate import Untranslatable, param_type, return_type, translate_default, unsigned_in
 
 # --------------------------------------------------------------------------------------
 # the draft
@@ -34,6 +35,8 @@ class DraftOp:
     python_defaults: dict[str, object]
     doc: str
     todos: list[str]
+    renames: dict[str, str] = field(default_factory=dict)  # schema argument -> py::arg name
+    guard: str | None = None
 
 
 @dataclass
@@ -54,16 +57,33 @@ class Draft:
     untranslated: list[Note]
     todo: list[Note]
     remarks: list[Note]
+    guards: dict[str, str] = field(default_factory=dict)  # guard name -> its C++ condition
+    seen: int = 0  # m.def calls read (parsed ones; an inactive #if branch is a note)
+    classes: int = 0  # py::class_ bindings, left out
+    methods: int = 0  # their bound methods
+    clang: list[str] = field(default_factory=list)  # clang's errors, grouped (includes.grouped_errors)
 
     @property
     def op_count(self) -> int:
         return sum(len(f.ops) for f in self.families)
 
     def untranslated_lines(self) -> list[str]:
-        out = [f"untranslated: {n}" for n in self.untranslated]
+        out = [f"clang: {line}" for line in self.clang]
+        out += [f"untranslated: {n}" for n in self.untranslated]
         out += [f"todo: {n}" for n in self.todo]
         out += [f"note: {n}" for n in self.remarks]
         return out
+
+    def summary(self) -> str:
+        """The one line each run ends with."""
+        parts = [
+            f"{self.seen} bindings seen",
+            f"{self.op_count} drafted",
+            f"{len(self.untranslated)} untranslated",
+            f"{self.classes} classes skipped ({self.methods} methods)",
+            f"{len(self.clang)} clang error group(s)",
+        ]
+        return ", ".join(parts)
 
     @property
     def text(self) -> str:
@@ -87,6 +107,8 @@ class Builder:
         self.families: dict[str, DraftFamily] = {}
         self.untranslated: list[Note] = []
         self.todo: list[Note] = []
+        self.notes: list[Note] = []
+        self.guards: dict[str, str] = {}  # name -> C++ condition
         self.votes: dict[str, dict[str, int]] = {}
 
     def family(self, b: Binding) -> DraftFamily:
@@ -98,7 +120,10 @@ class Builder:
         return fam
 
     def vote(self, family: str, fn: Any) -> None:
-        path = cxx.loc(fn, self.root).path
+        """Count ``fn``'s declaring header for the family (Note [The family header])."""
+        path = _declaring_header(fn, self.root)
+        if path is None:
+            return
         self.votes.setdefault(family, {}).setdefault(path, 0)
         self.votes[family][path] += 1
 
@@ -123,10 +148,29 @@ class Builder:
 
     def _op(self, b: Binding, fam: DraftFamily) -> DraftOp:
         sig = _signature(b)
+        result = target_result(b.target)
         try:
-            ret = return_type(target_result(b.target))
+            ret = return_type(result)
         except Untranslatable as exc:
             raise Untranslatable(f"returns {exc}") from None
+        notes = list(sig.notes)
+        unsigned = unsigned_in(result.value)
+        if unsigned is not None:
+            notes.append(
+                f"returns {result.value}, an unsigned type: drafted as the schema's (signed 64-bit) int, and "
+                "verify rejects the unsigned return; return int64_t"
+            )
+        if b.static_method:
+            notes.append(
+                f"bound to the static member function {cxx.qualified_name(b.target)}: impl names it; "
+                "verify reads free functions only, so give it a free function to call"
+            )
+        guard = None
+        if b.guard_cpp is not None:
+            guard = guard_name(b.guard_cpp, self.guards)
+            notes.append(f"bound under '#if {b.guard_cpp}': drafted with guard '{guard}'")
+        for note in notes:
+            self.notes.append(Note(b.loc, b.name, note))
         schema = f"{b.name}({', '.join(sig.args)}) -> {ret}"
         try:
             self.parser.parse(schema)
@@ -141,7 +185,7 @@ class Builder:
             name=b.name,
             schema=schema,
             loc=b.loc,
-            impl=None if impl == f"deep_gemm::{fam.name}::{b.name}" else impl,
+            impl=None if impl == default_impl(self.library, fam.name, b.name) else impl,
             packs=sig.packs,
             writes=sig.tensors,
             aliases=[],
@@ -149,6 +193,8 @@ class Builder:
             python_defaults=sig.python_defaults,
             doc=b.doc or f"TODO: document (bound at {b.loc})",
             todos=todos,
+            renames=sig.renames,
+            guard=guard,
         )
 
     def _impl(self, b: Binding, fam: DraftFamily, todos: list[str]) -> str:
@@ -178,10 +224,22 @@ class Builder:
         self.untranslated.append(Note(a.loc, a.alias, f"alias of '{a.target}', which is not a translated op"))
 
     def finish(self) -> None:
+        """Pick each family's header (Note [The family header]), noting a split."""
         for fam in self.families.values():
             votes = self.votes.get(fam.name, {})
             if votes:
                 fam.header = max(votes, key=lambda p: votes[p])
+            if len(votes) > 1:
+                spread = ", ".join(f"{p} ({n})" for p, n in sorted(votes.items(), key=lambda kv: -kv[1]))
+                self.notes.append(
+                    Note(
+                        Loc(fam.header or "?", 1, 1),
+                        None,
+                        f"family '{fam.name}': its functions are declared in several headers: {spread}; "
+                        f"the draft names {fam.header}, and the generated file includes only it: "
+                        "add an umbrella header or split the family",
+                    )
+                )
 
 
 @dataclass
@@ -192,6 +250,26 @@ class Signature:
     packs: list[tuple[str, str, str]] = field(default_factory=list)  # (python name, first, second)
     tensors: list[str] = field(default_factory=list)  # every Tensor argument (for `writes`)
     python_defaults: dict[str, object] = field(default_factory=dict)
+    renames: dict[str, str] = field(default_factory=dict)  # schema name -> py::arg name
+    notes: list[str] = field(default_factory=list)
+
+
+def _usable(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def _names(b: Binding, params: list[Any]) -> list[tuple[str, str]]:
+    """(schema name, Python name) per parameter: the C++ name where it has one, the py::arg name in Python."""
+    out: list[tuple[str, str]] = []
+    for i, p in enumerate(params):
+        cpp_name = str(p.spelling)
+        py_name = b.py_args[i].name if b.py_args else cpp_name
+        py_name = py_name or cpp_name or f"arg{i}"
+        schema_name = cpp_name if _usable(cpp_name) else py_name
+        if not _usable(py_name):
+            raise Untranslatable(f"parameter name '{py_name}' is not usable in a schema")
+        out.append((schema_name, py_name))
+    return out
 
 
 def _signature(b: Binding) -> Signature:
@@ -199,14 +277,29 @@ def _signature(b: Binding) -> Signature:
     if b.py_args and len(b.py_args) != len(params):
         raise Untranslatable(f"has {len(b.py_args)} py::arg for {len(params)} parameters")
     sig = Signature()
-    for i, p in enumerate(params):
-        name = b.py_args[i].name if b.py_args else (str(p.spelling) or f"arg{i}")
-        if not name.isidentifier() or keyword.iskeyword(name):
-            raise Untranslatable(f"parameter name '{name}' is not usable in a schema")
+    for i, (p, (name, py_name)) in enumerate(zip(params, _names(b, params))):
+        ctype = cxx.cxx_type(p.type)
         try:
-            st = param_type(cxx.cxx_type(p.type))
+            st = param_type(ctype)
         except Untranslatable as exc:
             raise Untranslatable(f"parameter {i + 1} '{name}' is {exc}") from None
+        if ctype.ref == "&" and not ctype.const:
+            sig.notes.append(
+                f"parameter '{name}' is a non-const {ctype.value}&: the wrapper passes a const value, so verify "
+                "rejects it; take it by value or const&, and mark it written (Tensor(x!)) if the op writes it"
+            )
+        unsigned = unsigned_in(ctype.value)
+        if unsigned is not None:
+            sig.notes.append(
+                f"parameter '{name}' is {ctype.value}, an unsigned type: drafted as the schema's (signed) int, "
+                "and verify rejects it; take int or int64_t"
+            )
+        if py_name != name:
+            sig.renames[name] = py_name
+            sig.notes.append(
+                f"py::arg '{py_name}' names the C++ parameter '{name}': the schema uses '{name}' and "
+                f"python.rename keeps '{py_name}' in Python"
+            )
         if b.kw_only_at == i:
             sig.args.append("*")
         default = b.py_args[i].default if b.py_args else None
@@ -214,6 +307,11 @@ def _signature(b: Binding) -> Signature:
             if default is not None:
                 raise Untranslatable(
                     f"parameter '{name}' is a (tensor, scale) pair with a default, which a pack cannot have"
+                )
+            if st.tuple_pack:
+                sig.notes.append(
+                    f"parameter '{name}' is a {ctype.value}: drafted as a pack; the wrapper passes a std::pair, "
+                    "which the std::tuple parameter accepts"
                 )
             second = _pack_second(name)
             sig.args += [f"{st.types[0]} {name}", f"{st.types[1]} {second}"]
@@ -234,6 +332,23 @@ def _signature(b: Binding) -> Signature:
         if st.types[0].startswith("Tensor"):
             sig.tensors.append(name)
     return sig
+
+
+def _declaring_header(fn: Any, root: Path) -> str | None:
+    """Note [The family header]: the header that declares ``fn``, never a source file.
+
+    A function declared in a header and defined in a ``.cpp`` has the header; one that
+    only a ``.cpp`` declares has none (the family gets a TODO).
+    """
+    decls = [fn.canonical, fn, *(d for d in (fn.get_definition(),) if d is not None)]
+    for decl in decls:
+        f = decl.location.file
+        if f is not None and Path(str(f.name)).suffix.lower() in _HEADER_SUFFIXES:
+            return cxx.loc(decl, root).path
+    return None
+
+
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl")
 
 
 def _lookup(tu: Any, qualified: str) -> Any:
@@ -309,7 +424,17 @@ def render(draft: Draft) -> str:
     if draft.remarks:
         out += ["#", "# Notes:"]
         out += [f"#   {n}" for n in draft.remarks]
-    out += ["", f"library: {draft.library}", "", "families:"]
+    out += ["", f"library: {draft.library}", ""]
+    if draft.guards:
+        out.append("guards:")
+        for name, cpp in draft.guards.items():
+            out += [
+                f"  {name}:",
+                f"    cpp: {_scalar_yaml(cpp)}",
+                f"    doc: {_scalar_yaml('TODO: say which builds define it')}",
+                "",
+            ]
+    out.append("families:")
     for n, fam in enumerate(draft.families):
         if n:
             out.append("")
@@ -337,9 +462,13 @@ def render(draft: Draft) -> str:
                 out.append(f"{ind}writes: [" + ", ".join(json.dumps(UNDECIDED + w) for w in op.writes) + "]")
             if op.aliases:
                 out.append(f"{ind}aliases: [{', '.join(op.aliases)}]")
+            if op.guard:
+                out.append(f"{ind}guard: {op.guard}")
             rules: list[str] = []
             if op.positional_only:
                 rules.append("positional_only: true")
+            if op.renames:
+                rules.append("rename: {" + ", ".join(f"{k}: {v}" for k, v in op.renames.items()) + "}")
             if op.python_defaults:
                 rules.append(
                     "defaults: {" + ", ".join(f"{k}: {_py_value(v)}" for k, v in op.python_defaults.items()) + "}"

@@ -1,4 +1,4 @@
-"""How one op is spelled in the legacy ``deep_gemm._C`` shim and in its stub.
+"""How one op is spelled in the legacy ``<library>._C`` shim and in its stub.
 
 Note [Shim call path]
 ~~~~~~~~~~~~~~~~~~~~~
@@ -169,7 +169,7 @@ def docstring(text: str, indent: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ShimFunction:
-    """The legacy ``deep_gemm._C.<name>`` function for one op."""
+    """The legacy ``<library>._C.<name>`` function for one op."""
 
     op: Op
 

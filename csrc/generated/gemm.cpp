@@ -115,25 +115,19 @@ void wrap_cublaslt_gemm_nt(const at::Tensor& a, const at::Tensor& b, const at::T
   const deep_gemm::OpScope scope("cublaslt_gemm_nt");
   ::deep_gemm::gemm::cublaslt_gemm_nt(a, b, d, c);
 }
-#endif  // guard 'cuda'
 
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
 // cublaslt_gemm_nn(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()
 void wrap_cublaslt_gemm_nn(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, const std::optional<at::Tensor>& c) {
   const deep_gemm::OpScope scope("cublaslt_gemm_nn");
   ::deep_gemm::gemm::cublaslt_gemm_nn(a, b, d, c);
 }
-#endif  // guard 'cuda'
 
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
 // cublaslt_gemm_tn(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()
 void wrap_cublaslt_gemm_tn(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, const std::optional<at::Tensor>& c) {
   const deep_gemm::OpScope scope("cublaslt_gemm_tn");
   ::deep_gemm::gemm::cublaslt_gemm_tn(a, b, d, c);
 }
-#endif  // guard 'cuda'
 
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
 // cublaslt_gemm_tt(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()
 void wrap_cublaslt_gemm_tt(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, const std::optional<at::Tensor>& c) {
   const deep_gemm::OpScope scope("cublaslt_gemm_tt");
@@ -163,14 +157,8 @@ TORCH_LIBRARY_FRAGMENT(deep_gemm, m) {
   m.def("k_grouped_bf16_gemm_tn_contiguous(Tensor a, Tensor b, Tensor(d!) d, int[]? ks_cpu, Tensor grouped_layout, Tensor? c=None, str compiled_dims=\"mn\", bool use_psum_layout=False) -> ()");
 #if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.def("cublaslt_gemm_nt(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.def("cublaslt_gemm_nn(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.def("cublaslt_gemm_tn(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.def("cublaslt_gemm_tt(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
 #endif  // guard 'cuda'
 }
@@ -195,14 +183,8 @@ TORCH_LIBRARY_IMPL(deep_gemm, CPU, m) {
   m.impl("k_grouped_bf16_gemm_tn_contiguous", TORCH_FN(wrap_k_grouped_bf16_gemm_tn_contiguous));
 #if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_nt", TORCH_FN(wrap_cublaslt_gemm_nt));
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_nn", TORCH_FN(wrap_cublaslt_gemm_nn));
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_tn", TORCH_FN(wrap_cublaslt_gemm_tn));
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_tt", TORCH_FN(wrap_cublaslt_gemm_tt));
 #endif  // guard 'cuda'
 }
@@ -226,17 +208,9 @@ TORCH_LIBRARY_IMPL(deep_gemm, CUDA, m) {
   m.impl("m_grouped_bf16_gemm_nn_contiguous", TORCH_FN(wrap_m_grouped_bf16_gemm_nn_contiguous));
   m.impl("m_grouped_bf16_gemm_nt_masked", TORCH_FN(wrap_m_grouped_bf16_gemm_nt_masked));
   m.impl("k_grouped_bf16_gemm_tn_contiguous", TORCH_FN(wrap_k_grouped_bf16_gemm_tn_contiguous));
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_nt", TORCH_FN(wrap_cublaslt_gemm_nt));
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_nn", TORCH_FN(wrap_cublaslt_gemm_nn));
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_tn", TORCH_FN(wrap_cublaslt_gemm_tn));
-#endif  // guard 'cuda'
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_tt", TORCH_FN(wrap_cublaslt_gemm_tt));
-#endif  // guard 'cuda'
 }
 #endif  // guard 'cuda'
