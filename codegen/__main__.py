@@ -150,7 +150,13 @@ def _verify(args: argparse.Namespace, root: Path, started: float) -> int:
         )
         pch_dir = None if args.no_pch else (args.pch_dir or PCH_DIR)
         report = verify(
-            manifest, root, args.include, pch_dir, "now" if args.pch_now else "background", defines=args.define
+            manifest,
+            root,
+            args.include,
+            pch_dir,
+            "now" if args.pch_now else "background",
+            defines=args.define,
+            types_only=args.types_only,
         )
     except ManifestError as exc:
         print(exc, file=sys.stderr)

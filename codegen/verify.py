@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import cxx
+from . import cxx, includes
 from .conversions import PACK_NATURAL, conversion, return_cpp
 from .errors import Diagnostics, Loc, did_you_mean
 from .model import Manifest, Op
@@ -341,6 +341,7 @@ def verify(
     pch_dir: Path | None,
     build_pch: cxx.PchMode = "now",
     defines: Sequence[str] = (),
+    types_only: bool = False,
 ) -> Report:
     """Check every op of ``manifest`` against its implementation; problems go into the report.
 
@@ -360,22 +361,31 @@ def verify(
     naturals = _naturals(manifest)
     text = "".join(f'#include "{root / h}"\n' for h in headers)
     text += f"namespace {_ALIASES} {{\n" + "".join(f"using t{i} = {t};\n" for i, t in enumerate(naturals)) + "}\n"
+    # A draft (--types-only) is read as import-pybind reads its module: with the project's include
+    # folders, past clang's errors (Note [Finding a module's includes] in codegen/includes.py).
+    flags = includes.discover([root / h for h in headers]) if types_only else includes.BuildFlags()
     parser = cxx.Parser(
         root,
-        include_dirs=[*include_dirs, root / "csrc", root],
+        include_dirs=[*include_dirs, root / "csrc", root, *flags.include_dirs],
         cache_dir=pch_dir,
         python=True,  # as import-pybind parses: headers of pybind11 modules include <Python.h>
         build_pch=build_pch,
-        defines=defines,
+        defines=[*flags.defines, *defines],
+        system_dirs=flags.system_dirs,
+        fallback_dirs=[includes.FALLBACK] if types_only else [],
     )
-    try:
-        tu = parser.parse(MAIN_FILE, text, skip_bodies=True)
-    except cxx.CxxError as exc:
-        diags.error(
-            Loc(manifest.path, 1, 1),
-            f"the implementation headers do not compile; fix these first:\n{exc}",
-        )
-        return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_state)
+    if types_only:
+        tu, problems = parser.parse_keep_going(MAIN_FILE, text, skip_bodies=True)
+        notes += [f"clang: {line}" for line in includes.grouped_errors(problems)]
+    else:
+        try:
+            tu = parser.parse(MAIN_FILE, text, skip_bodies=True)
+        except cxx.CxxError as exc:
+            diags.error(
+                Loc(manifest.path, 1, 1),
+                f"the implementation headers do not compile; fix these first:\n{exc}",
+            )
+            return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_state)
 
     try:
         natural_types = _alias_types(tu, naturals)

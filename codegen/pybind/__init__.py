@@ -18,13 +18,13 @@ The parse keeps going past clang's errors (a missing CUDA or CUTLASS header):
 every binding whose signature resolved is drafted, and the errors are listed
 once, grouped with the package that likely provides what is missing.  Include
 folders come from the project's own build files (Note [Finding a module's
-includes] in ``includes.py``).
+includes] in ``codegen/includes.py``).
 
 Modules: ``reader.py`` finds the bindings (clang's AST of the registration
 functions), ``guards.py`` the ``#if`` around them, ``translate.py`` turns C++
 types and defaults into schema spelling (Note [C++ to schema]), ``draft.py``
-builds the ops and writes the YAML, ``includes.py`` finds include folders and
-groups clang's errors.  The libclang plumbing is ``codegen/cxx.py``, shared
+builds the ops and writes the YAML; ``codegen/includes.py`` finds include
+folders and groups clang's errors (verify uses it too).  The libclang plumbing is ``codegen/cxx.py``, shared
 with ``verify``.
 """
 
@@ -34,9 +34,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .. import cxx
+from .. import cxx, includes
 from ..schema import SchemaParser
-from . import includes
 from .draft import Builder, Draft
 from .reader import Note, Reader
 
@@ -99,8 +98,10 @@ def import_pybind(
             raise cxx.CxxError("\n".join(str(p) for p in found) or f"{rel}: clang could not parse it")
         problems += found
         reader.read_tu(tu, path)
+
     lib = library or library_name(reader.module_names, flags.project)
     builder = Builder(root, lib, SchemaParser(None))
+    builder.search = [*include_dirs, *(p.parent for p in paths), root / "csrc", root, *flags.include_dirs]
     for b in reader.bindings:
         builder.add(b)
     for a in reader.aliases:

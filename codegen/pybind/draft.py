@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import cxx
+from .. import cxx, includes
 from ..errors import Loc
 from ..model import UNDECIDED, default_impl
 from ..schema import SchemaError, SchemaParser
@@ -37,6 +37,7 @@ class DraftOp:
     todos: list[str]
     renames: dict[str, str] = field(default_factory=dict)  # schema argument -> py::arg name
     guard: str | None = None
+    declared_in: str | None = ""  # the header declaring the implementation; None: no header; "": not yet
 
 
 @dataclass
@@ -109,6 +110,7 @@ class Builder:
         self.todo: list[Note] = []
         self.notes: list[Note] = []
         self.guards: dict[str, str] = {}  # name -> C++ condition
+        self.search: list[Path] = []  # the include folders of the parse, to follow a header's includes
         self.votes: dict[str, dict[str, int]] = {}
 
     def family(self, b: Binding) -> DraftFamily:
@@ -119,13 +121,14 @@ class Builder:
             fam = self.families[name] = DraftFamily(name, b.namespace, None, doc)
         return fam
 
-    def vote(self, family: str, fn: Any) -> None:
-        """Count ``fn``'s declaring header for the family (Note [The family header])."""
+    def vote(self, family: str, fn: Any) -> str | None:
+        """Count ``fn``'s declaring header for the family (Note [The family header]); return it."""
         path = _declaring_header(fn, self.root)
         if path is None:
-            return
+            return None
         self.votes.setdefault(family, {}).setdefault(path, 0)
         self.votes[family][path] += 1
+        return path
 
     def add(self, b: Binding) -> None:
         fam = self.family(b)
@@ -177,7 +180,7 @@ class Builder:
         except SchemaError as exc:
             raise Untranslatable(f"the schema '{schema}' is rejected: {exc}") from None
         todos: list[str] = []
-        impl = self._impl(b, fam, todos)
+        impl, declared_in = self._impl(b, fam, todos)
         if "Tensor" in ret:
             todos.append("returns a Tensor: add fake: {function: <module>.<name>} (or 'meta' with a Meta kernel)")
             self.todo.append(Note(b.loc, b.name, "returns a Tensor; the op needs a 'fake'"))
@@ -195,25 +198,48 @@ class Builder:
             todos=todos,
             renames=sig.renames,
             guard=guard,
+            declared_in=declared_in,
         )
 
-    def _impl(self, b: Binding, fam: DraftFamily, todos: list[str]) -> str:
-        """The implementation the op will call; votes for the family header on the way."""
+    def _impl(self, b: Binding, fam: DraftFamily, todos: list[str]) -> tuple[str, str | None]:
+        """The implementation the op will call, and the header declaring it ('' when none is needed
+        yet: a lambda without a named function); votes for the family header on the way."""
         ci = cxx.cindex()
         if b.target.kind != ci.CursorKind.LAMBDA_EXPR:
-            self.vote(fam.name, b.target)
-            return cxx.qualified_name(b.target)
+            declared = self.vote(fam.name, b.target)
+            if declared is None:
+                self._source_only_note(b, b.target)
+            return cxx.qualified_name(b.target), declared
         impl = f"{b.namespace}::{b.name}" if b.namespace else b.name
         named = _lookup(b.target.translation_unit, impl)
+        header: str | None = ""
         if named is None:
             todos.append(f"bound to a lambda at {b.loc}: move its body into a function {impl} in the family header")
         else:
-            self.vote(fam.name, named)
+            header = self.vote(fam.name, named)
+            if header is None:
+                self._source_only_note(b, named)
         for callee in callees(b.target):
             self.vote(fam.name, callee)
         exists = "" if named is not None else ", which does not exist yet"
         self.todo.append(Note(b.loc, b.name, f"bound to a lambda; the op calls {impl}{exists}"))
-        return impl
+        return impl, header
+
+    def reachable(self, header: str) -> set[str]:
+        """``header`` and every project file it includes, directly or not (root-relative paths)."""
+        found = includes.reachable(self.root / header, self.search, self.root)
+        return {cxx.relative(str(p), self.root) for p in found}
+
+    def _source_only_note(self, b: Binding, fn: Any) -> None:
+        where = cxx.loc(fn, self.root).path
+        self.notes.append(
+            Note(
+                b.loc,
+                b.name,
+                f"{cxx.qualified_name(fn)} is declared only in {where}, a source file: declare it in the family "
+                "header (verify and the generated file see headers only)",
+            )
+        )
 
     def add_alias(self, a: Alias) -> None:
         for fam in self.families.values():
@@ -229,7 +255,18 @@ class Builder:
             votes = self.votes.get(fam.name, {})
             if votes:
                 fam.header = max(votes, key=lambda p: votes[p])
-            if len(votes) > 1:
+            seen = self.reachable(fam.header) if fam.header else set()
+            for op in fam.ops:
+                if op.declared_in and fam.header and op.declared_in not in seen:
+                    self.notes.append(
+                        Note(
+                            op.loc,
+                            op.name,
+                            f"its implementation is declared in {op.declared_in}, not in the family header "
+                            f"{fam.header}: verify (and the generated file) see it once the family header includes it",
+                        )
+                    )
+            if len(votes) > 1 and not set(votes) <= seen:
                 spread = ", ".join(f"{p} ({n})" for p, n in sorted(votes.items(), key=lambda kv: -kv[1]))
                 self.notes.append(
                     Note(

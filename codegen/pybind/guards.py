@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+_OPERATOR_WORDS = {"defined", "and", "or", "not", "bitand", "bitor", "xor", "compl", "not_eq", "and_eq", "or_eq"}
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.M)
 
 
@@ -90,8 +91,10 @@ def guard_name(cpp: str, taken: dict[str, str]) -> str:
     for name, known in taken.items():
         if known == cpp:
             return name
-    words = re.findall(r"(!?)\s*defined\s*\(\s*(\w+)\s*\)", cpp) or [("", w) for w in re.findall(r"[A-Za-z_]\w*", cpp)]
-    stem = "_and_".join(("not_" if neg else "") + word.lower() for neg, word in words if word != "defined")
+    words = re.findall(r"(!?)\s*defined\s*\(\s*(\w+)\s*\)", cpp) or [
+        ("", w) for w in re.findall(r"[A-Za-z_]\w*", cpp) if w not in _OPERATOR_WORDS
+    ]
+    stem = "_and_".join(("not_" if neg else "") + word.lower() for neg, word in words)
     stem = re.sub(r"\W", "_", stem)[:60] or "guard"
     name, n = stem, 2
     while name in taken:

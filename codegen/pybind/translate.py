@@ -148,6 +148,11 @@ def param_type(t: cxx.CxxType) -> SchemaParam:
 
 def _return_one(t: cxx.CxxType) -> str:
     v = t.value
+    if v.is_("std::optional", 1):
+        raise Untranslatable(
+            f"{v}: the generator returns no optional values (Tensor, int, bool, int[], Tensor[] and tuples of "
+            "them); return an empty tensor, or a flag beside the value"
+        )
     if v.is_("std::vector", 1) and v.args[0].value.name == "at::Tensor":
         return "Tensor[]"
     scalar = _scalar(v)
@@ -165,7 +170,9 @@ def return_type(t: cxx.CxxType) -> str:
         for a in v.args:
             try:
                 parts.append(_return_one(a))
-            except Untranslatable:
+            except Untranslatable as exc:
+                if a.value.is_("std::optional", 1):
+                    raise Untranslatable(f"{v}, whose element {exc}") from None
                 raise Untranslatable(_why_not(v)) from None
         return "(" + ", ".join(parts) + ")"
     return _return_one(v)

@@ -1,4 +1,4 @@
-// Fallback for import-pybind (Note [Finding a module's includes] in codegen/pybind/includes.py).
+// Fallback for import-pybind (Note [Finding a module's includes] in codegen/includes.py).
 // A CUDA build of torch ships this header (CMake writes it); a CPU wheel does not. It only has to
 // let c10/cuda/CUDAMacros.h parse: searched last (-idirafter), so a real one always wins.
 #pragma once

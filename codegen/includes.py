@@ -1,11 +1,11 @@
-"""Where a pybind11 module's headers are, and what clang's errors say is missing.
+"""Where a project's headers are, and what clang's errors say is missing (import-pybind, verify).
 
 Note [Finding a module's includes]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 A kernel library's bindings include CUDA, CUTLASS/CuTe, CCCL and the project's
 own folders, none of which the prelude knows.  Before parsing, import-pybind
-collects include folders and macros, in this order, from what the project
-already says about its build:
+(and ``verify --types-only``) collects include folders and macros, in this
+order, from what the project already says about its build:
 
 1. ``compile_commands.json`` (in the project folder or its ``build/``): the
    ``-I``/``-isystem``/``-D`` of the entry for the file being read (or of any
@@ -20,9 +20,9 @@ already says about its build:
    ``/usr/local/cuda``), when they exist.
 
 Folders that do not exist are dropped.  The project folder is the nearest one
-above the first FILE holding a ``setup.py``, ``CMakeLists.txt``,
-``pyproject.toml`` or ``.git``.  Last of all (``-idirafter``) come the fallback
-headers of ``codegen/pybind/fallback/``: headers of a CUDA build of torch that a
+above the first FILE holding a ``setup.py`` or ``pyproject.toml`` (a
+``CMakeLists.txt`` or ``.git`` when none does).  Last of all (``-idirafter``)
+come the fallback headers of ``codegen/fallback/``: headers of a CUDA build of torch that a
 CPU wheel lacks (``c10/cuda/impl/cuda_cmake_macros.h``), so a CPU machine can
 read bindings that include ``c10/cuda``.
 
@@ -45,11 +45,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cxx import Problem
+from .cxx import Problem
 
 FALLBACK = Path(__file__).resolve().parent / "fallback"
-_PROJECT_MARKERS = ("setup.py", "CMakeLists.txt", "pyproject.toml", ".git")
-_ERRORS_PER_FILE = 3  # Note [Grouping clang's errors]: how many of a file's other errors are shown in full
+_PROJECT_MARKERS = (("setup.py", "pyproject.toml"), ("CMakeLists.txt", ".git"))  # by preference
+_ERRORS_PER_FILE = 2  # Note [Grouping clang's errors]: how many of a file's other errors are shown in full
 
 # Header prefix -> what likely provides it (Note [Grouping clang's errors]).
 _PROVIDERS = (
@@ -62,6 +62,8 @@ _PROVIDERS = (
     ("cusparse", "the CUDA toolkit's cuSPARSE (pip: nvidia-cusparse; or a full $CUDA_HOME)"),
     ("cublas", "the CUDA toolkit's cuBLAS (pip: nvidia-cublas; or a full $CUDA_HOME)"),
     ("curand", "the CUDA toolkit's cuRAND"),
+    ("cusolver", "the CUDA toolkit's cuSOLVER (pip: nvidia-cusolver; or a full $CUDA_HOME)"),
+    ("nvrtc", "the CUDA toolkit's NVRTC (pip: nvidia-cuda-nvrtc; or a full $CUDA_HOME)"),
     ("nccl", "NCCL (pip: nvidia-nccl)"),
     ("nvshmem", "NVSHMEM"),
     ("cuda", "the CUDA toolkit (set CUDA_HOME)"),
@@ -98,9 +100,10 @@ def project_dir(files: Sequence[Path]) -> Path | None:
     if not files:
         return None
     here = files[0].resolve().parent
-    for folder in (here, *here.parents):
-        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
-            return folder
+    for markers in _PROJECT_MARKERS:
+        for folder in (here, *here.parents):
+            if any((folder / marker).exists() for marker in markers):
+                return folder
     return None
 
 
@@ -220,6 +223,9 @@ def _strings(node: ast.expr, names: dict[str, ast.expr], depth: int, here: str) 
         return _strings(names[node.id], names, depth + 1, here)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _strings(node.left, names, depth + 1, here) + _strings(node.right, names, depth + 1, here)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path(this_dir) / "csrc"
+        left, right = _value(node.left, names, here), _value(node.right, names, here)
+        return [os.path.join(left, right)] if left is not None and right is not None else []
     if isinstance(node, ast.Call) and _dotted(node.func) in ("os.path.join", "Path", "pathlib.Path"):
         parts = [[_value(a, names, here)] for a in node.args]
         if parts and all(p[0] is not None for p in parts):
@@ -239,6 +245,12 @@ def _value(node: ast.expr, names: dict[str, ast.expr], here: str) -> str | None:
         return here
     if isinstance(node, ast.JoinedStr):
         return _fstring(node, names, here)
+    if isinstance(node, ast.Call) and _dotted(node.func) in ("Path", "pathlib.Path", "os.path.join") and node.args:
+        parts = [_value(a, names, here) for a in node.args]
+        return os.path.join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        found = _strings(node, names, 0, here)
+        return found[0] if found else None
     return None
 
 
@@ -287,6 +299,42 @@ def cmake_include_dirs(cmake: Path) -> list[Path]:
             path = Path(word)
             out.append(path if path.is_absolute() else cmake.parent / path)
     return list(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------------------
+# what a header includes
+# --------------------------------------------------------------------------------------
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
+
+
+def reachable(header: Path, search: Sequence[Path], within: Path) -> set[Path]:
+    """``header`` and the project files it includes, directly or not, from its source text.
+
+    Read from the text rather than from clang, which records a file's includes only the first
+    time the file is entered (a ``#pragma once`` header met again lists nothing).  Includes are
+    resolved against the including file's folder, then ``search``; files outside ``within``
+    (torch, CUDA) are not followed.
+    """
+    out: set[Path] = set()
+    todo = [header.resolve()]
+    while todo:
+        path = todo.pop()
+        if path in out:
+            continue
+        out.add(path)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name in _INCLUDE.findall(text):
+            for folder in (path.parent, *search):
+                candidate = (folder / name).resolve()
+                if candidate.is_file():
+                    if candidate.is_relative_to(within):
+                        todo.append(candidate)
+                    break
+    return out
 
 
 # --------------------------------------------------------------------------------------
