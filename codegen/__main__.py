@@ -222,8 +222,8 @@ def _import_pybind(args: argparse.Namespace, started: float) -> int:
 
 def _generate(args: argparse.Namespace, started: float) -> int:
     from .errors import ManifestError
-    from .outputs import HEADER, OWNED_DIRS
-    from .pipeline import load_manifest, render
+    from .outputs import HEADER, OWNED_DIRS, render_all
+    from .pipeline import load_manifest
     from .writer import diff, remove, stale, write_changed
 
     root: Path = args.root or args.manifest.resolve().parent
@@ -236,7 +236,7 @@ def _generate(args: argparse.Namespace, started: float) -> int:
         for op in manifest.ops:
             print(f"{op.family}\t{op.name}\t{op.guard or '-'}\t{','.join(op.aliases)}")
         return 0
-    files = render(manifest)
+    files = render_all(manifest)
     ghosts = stale(root, files, OWNED_DIRS, HEADER)
     if args.command == "check":
         text = diff(root, files)

@@ -1,8 +1,7 @@
 """DATA MODEL: what ``ops.yaml`` says, and nothing about how it is spelled.
 
 Each manifest entry becomes a frozen dataclass with a ``parse`` classmethod
-(which records problems in a :class:`Diagnostics` instead of raising) and a
-``__str__`` that writes the entry back as YAML-like text.  The schema string is
+(which records problems in a :class:`Diagnostics` instead of raising).  The schema string is
 the canonical form of an op; everything the schema cannot say (legacy Python
 packing, Python-only defaults, aliases, guards, docs) sits beside it.
 
@@ -15,6 +14,7 @@ import keyword
 import re
 from dataclasses import dataclass, field
 
+from .conversions import CONVERTERS
 from .errors import Diagnostics, Loc, did_you_mean, one_of
 from .schema import Arg, Schema, SchemaError, SchemaParser
 from .yamlsrc import YMap, YNode, YScalar, YSeq, plain
@@ -33,13 +33,6 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CPP_NAME = re.compile(r"^(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 _DTYPE = re.compile(r"^torch\.(float32|float64|float16|bfloat16|int32|int64|int8|uint8|bool|float8_e4m3fn)$")
-
-# Python-side argument converters (implemented in <library>/_convert.py).
-# name -> the Python type the user may pass, as written in the stub.
-CONVERTERS = {
-    "int_or_pair": "int | tuple[int, int]",
-    "recipe_2_or_3": "tuple[int, int] | tuple[int, int, int]",
-}
 
 
 # --------------------------------------------------------------------------------------
@@ -159,9 +152,6 @@ class Guard:
             return None
         return cls(name, cpp, doc, m.loc)
 
-    def __str__(self) -> str:
-        return f"{self.name}:\n  cpp: {self.cpp}\n  doc: {self.doc}"
-
 
 @dataclass(frozen=True)
 class Pack:
@@ -187,9 +177,6 @@ class Fake:
 
     kind: str  # "meta" | "function"
     function: str | None = None
-
-    def __str__(self) -> str:
-        return "meta" if self.kind == "meta" else f"{{function: {self.function}}}"
 
 
 @dataclass(frozen=True)
@@ -275,6 +262,8 @@ class Op:
         impl = _parse_impl(m, family, schema, r, ctx.library)
         packs = _parse_packs(m.get("pack"), schema, r)
         python = _parse_python(m.get("python"), schema, packs, r)
+        if python is not None:
+            _check_default_order(schema, packs, python, r, m.loc)
         writes = _parse_writes(m.get("writes"), schema, r, m.loc, ctx.undecided_ok)
         fake = _parse_fake(m.get("fake"), schema, impl, r, m.loc, ctx.undecided_ok)
         if not ok or doc is None or impl is None or python is None or writes is None:
@@ -292,24 +281,6 @@ class Op:
             fake=fake,
             loc=m.loc,
         )
-
-    def __str__(self) -> str:
-        lines = [f"- schema: {self.schema.text}"]
-        lines.append("  impl: {" + ", ".join(f"{k}: {v}" for k, v in self.impl.items()) + "}")
-        if self.guard:
-            lines.append(f"  guard: {self.guard}")
-        if self.packs:
-            lines.append(
-                "  pack: {" + ", ".join(f"{p.python_name}: [{', '.join(p.members)}]" for p in self.packs) + "}"
-            )
-        if self.aliases:
-            lines.append(f"  aliases: [{', '.join(self.aliases)}]")
-        if self.writes:
-            lines.append(f"  writes: [{', '.join(self.writes)}]")
-        if self.fake:
-            lines.append(f"  fake: {self.fake}")
-        lines.append(f"  doc: {self.doc}")
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -332,13 +303,6 @@ class Manifest:
     @property
     def ops(self) -> tuple[Op, ...]:
         return tuple(op for fam in self.families for op in fam.ops)
-
-    def __str__(self) -> str:
-        out = [f"library: {self.library}"]
-        for fam in self.families:
-            out.append(f"# family {fam.name} ({fam.header})")
-            out.extend(str(op) for op in fam.ops)
-        return "\n".join(out)
 
     @classmethod
     def parse(
@@ -715,6 +679,29 @@ def _parse_python(node: YNode | None, schema: Schema, packs: tuple[Pack, ...], r
         convert=convert,
         export=True if export is None else export,
     )
+
+
+def _check_default_order(schema: Schema, packs: tuple[Pack, ...], rules: PythonRules, r: _Reader, loc: Loc) -> None:
+    """The legacy Python signature must be valid Python: no parameter without a default after one
+    with a default (keyword-only parameters aside).  A pack has no default."""
+    first = {p.members[0]: p for p in packs}
+    later = {m for p in packs for m in p.members[1:]}
+    with_default: str | None = None
+    for arg in schema.args:
+        if arg.name in later or arg.kwarg_only:
+            continue
+        pack = first.get(arg.name)
+        name = pack.python_name if pack is not None else arg.name
+        shown = rules.rename.get(name, name)
+        if pack is None and (arg.has_default or name in rules.defaults):
+            with_default = shown
+        elif with_default is not None:
+            r.error(
+                loc,
+                f"Python parameter '{shown}' has no default but follows '{with_default}', which has one; "
+                "expected a default for it (python.defaults) or a keyword-only schema argument",
+            )
+            return
 
 
 def _parse_writes(

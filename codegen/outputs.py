@@ -140,7 +140,11 @@ def _shim(manifest: Manifest) -> dict[str, object]:
                 blocks.append(body)
         families.append({"name": fam.name, "doc": fam.doc.splitlines()[0], "blocks": blocks})
     lib = manifest.library
-    imports = [f"from {lib}._shim import guard_enabled, load_extension"]
+    imports = [
+        f"from {lib}._shim import guard_enabled, load_extension"
+        if manifest.guards
+        else f"from {lib}._shim import load_extension"
+    ]
     if any(op.packs for op in manifest.ops):
         imports.append(f"from {lib}._shim import pack_error as _pack_error")
     if any(op.fake is not None and op.fake.kind == "function" for op in manifest.ops):

@@ -1,4 +1,4 @@
-"""From ``ops.yaml`` to rendered files: load, validate, render."""
+"""From ``ops.yaml`` to a validated model (``outputs.render_all`` then renders it)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,7 @@ from pathlib import Path
 from . import yamlsrc
 from .errors import Diagnostics, Loc, ManifestError
 from .model import Manifest
-from .outputs import render_all
 from .schema import SchemaParser
-from .spelling.python import params
 
 CACHE = Path(".cache") / "codegen-schemas.json"
 
@@ -32,14 +30,7 @@ def load_manifest(
     parser = SchemaParser((cache_root / CACHE) if cache_root else None)
     root = yamlsrc.load(text, shown, diags)
     manifest = Manifest.parse(root, shown, parser, diags, allow_undecided) if root is not None else None
-    if manifest is not None:
-        for op in manifest.ops:
-            params(op, diags)
     if diags or manifest is None:
         raise ManifestError(diags)  # nothing is written, not even the schema cache
     parser.save()
     return manifest
-
-
-def render(manifest: Manifest) -> dict[str, str]:
-    return render_all(manifest)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from . import cxx, includes
-from .conversions import PACK_NATURAL, conversion, return_cpp
+from .conversions import PACK_NATURAL, conversion, returns_cpp
 from .errors import Diagnostics, Loc, did_you_mean
 from .model import Manifest, Op
 from .schema import Arg
@@ -74,7 +74,7 @@ def expected_params(op: Op) -> list[Expected]:
             (second,) = rest
             names = tuple(dict.fromkeys((pack.python_name, arg.name)))
             spelled = f"{_arg_text(arg)}, {_arg_text(second)}"
-            out.append(Expected(names, (PACK_NATURAL[(False, second.type.optional)],), False, spelled))
+            out.append(Expected(names, (PACK_NATURAL[second.type.optional],), False, spelled))
         else:
             row = conversion(arg.type)
             out.append(Expected((arg.name,), row.naturals, row.helper is None, str(arg.type)))
@@ -86,12 +86,7 @@ def _arg_text(arg: Arg) -> str:
 
 
 def expected_return(op: Op) -> str:
-    rets = op.schema.returns
-    if not rets:
-        return "void"
-    if len(rets) == 1 and not op.schema.returns_tuple:
-        return return_cpp(rets[0])
-    return "std::tuple<" + ", ".join(return_cpp(r) for r in rets) + ">"
+    return returns_cpp(op.schema)
 
 
 # --------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.pipeline import load_manifest, render
+from codegen.outputs import render_all as render
+from codegen.pipeline import load_manifest
 
 FIXTURE = Path(__file__).parent / "fixtures" / "golden"
 EXPECTED = FIXTURE / "expected"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from codegen.pipeline import load_manifest, render
+from codegen.outputs import render_all as render
+from codegen.pipeline import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
 

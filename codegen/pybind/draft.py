@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import cxx, includes
-from ..errors import Loc
+from ..errors import Diagnostic, Loc
 from ..model import UNDECIDED, default_impl
 from ..schema import SchemaError, SchemaParser
 from .guards import guard_name
-from .reader import Alias, Binding, Note, callees, target_params, target_result
+from .reader import Alias, Binding, callees, target_params, target_result
 from .translate import Untranslatable, param_type, return_type, translate_default, unsigned_in
 
 # --------------------------------------------------------------------------------------
@@ -55,9 +55,9 @@ class Draft:
     library: str
     sources: list[str]
     families: list[DraftFamily]
-    untranslated: list[Note]
-    todo: list[Note]
-    remarks: list[Note]
+    untranslated: list[Diagnostic]
+    todo: list[Diagnostic]
+    remarks: list[Diagnostic]
     guards: dict[str, str] = field(default_factory=dict)  # guard name -> its C++ condition
     seen: int = 0  # m.def calls read (parsed ones; an inactive #if branch is a note)
     classes: int = 0  # py::class_ bindings, left out
@@ -106,9 +106,9 @@ class Builder:
         self.library = library
         self.parser = parser
         self.families: dict[str, DraftFamily] = {}
-        self.untranslated: list[Note] = []
-        self.todo: list[Note] = []
-        self.notes: list[Note] = []
+        self.untranslated: list[Diagnostic] = []
+        self.todo: list[Diagnostic] = []
+        self.notes: list[Diagnostic] = []
         self.guards: dict[str, str] = {}  # name -> C++ condition
         self.search: list[Path] = []  # the include folders of the parse, to follow a header's includes
         self.votes: dict[str, dict[str, int]] = {}
@@ -134,17 +134,19 @@ class Builder:
         fam = self.family(b)
         if b.problems or b.target is None:
             why = "; ".join(b.problems) or f"the bound callable '{b.target_text}' could not be resolved"
-            self.untranslated.append(Note(b.loc, b.name or None, why))
+            self.untranslated.append(Diagnostic(b.loc, b.name or None, why))
             return
         try:
             op = self._op(b, fam)
         except Untranslatable as exc:
-            self.untranslated.append(Note(b.loc, b.name, str(exc)))
+            self.untranslated.append(Diagnostic(b.loc, b.name, str(exc)))
             fam.dropped.append(f"{b.name}: {exc}")
             return
         if any(o.name == op.name for f in self.families.values() for o in f.ops):
             self.untranslated.append(
-                Note(b.loc, b.name, "a second m.def of the same name (a pybind11 overload); schemas have no overloads")
+                Diagnostic(
+                    b.loc, b.name, "a second m.def of the same name (a pybind11 overload); schemas have no overloads"
+                )
             )
             return
         fam.ops.append(op)
@@ -173,7 +175,7 @@ class Builder:
             guard = guard_name(b.guard_cpp, self.guards)
             notes.append(f"bound under '#if {b.guard_cpp}': drafted with guard '{guard}'")
         for note in notes:
-            self.notes.append(Note(b.loc, b.name, note))
+            self.notes.append(Diagnostic(b.loc, b.name, note))
         schema = f"{b.name}({', '.join(sig.args)}) -> {ret}"
         try:
             self.parser.parse(schema)
@@ -183,7 +185,7 @@ class Builder:
         impl, declared_in = self._impl(b, fam, todos)
         if "Tensor" in ret:
             todos.append("returns a Tensor: add fake: {function: <module>.<name>} (or 'meta' with a Meta kernel)")
-            self.todo.append(Note(b.loc, b.name, "returns a Tensor; the op needs a 'fake'"))
+            self.todo.append(Diagnostic(b.loc, b.name, "returns a Tensor; the op needs a 'fake'"))
         return DraftOp(
             name=b.name,
             schema=schema,
@@ -222,7 +224,7 @@ class Builder:
         for callee in callees(b.target):
             self.vote(fam.name, callee)
         exists = "" if named is not None else ", which does not exist yet"
-        self.todo.append(Note(b.loc, b.name, f"bound to a lambda; the op calls {impl}{exists}"))
+        self.todo.append(Diagnostic(b.loc, b.name, f"bound to a lambda; the op calls {impl}{exists}"))
         return impl, header
 
     def reachable(self, header: str) -> set[str]:
@@ -233,7 +235,7 @@ class Builder:
     def _source_only_note(self, b: Binding, fn: Any) -> None:
         where = cxx.loc(fn, self.root).path
         self.notes.append(
-            Note(
+            Diagnostic(
                 b.loc,
                 b.name,
                 f"{cxx.qualified_name(fn)} is declared only in {where}, a source file: declare it in the family "
@@ -247,7 +249,7 @@ class Builder:
                 if op.name == a.target:
                     op.aliases.append(a.alias)
                     return
-        self.untranslated.append(Note(a.loc, a.alias, f"alias of '{a.target}', which is not a translated op"))
+        self.untranslated.append(Diagnostic(a.loc, a.alias, f"alias of '{a.target}', which is not a translated op"))
 
     def finish(self) -> None:
         """Pick each family's header (Note [The family header]), noting a split."""
@@ -259,7 +261,7 @@ class Builder:
             for op in fam.ops:
                 if op.declared_in and fam.header and op.declared_in not in seen:
                     self.notes.append(
-                        Note(
+                        Diagnostic(
                             op.loc,
                             op.name,
                             f"its implementation is declared in {op.declared_in}, not in the family header "
@@ -269,7 +271,7 @@ class Builder:
             if len(votes) > 1 and not set(votes) <= seen:
                 spread = ", ".join(f"{p} ({n})" for p, n in sorted(votes.items(), key=lambda kv: -kv[1]))
                 self.notes.append(
-                    Note(
+                    Diagnostic(
                         Loc(fam.header or "?", 1, 1),
                         None,
                         f"family '{fam.name}': its functions are declared in several headers: {spread}; "

@@ -19,25 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import cxx
-from ..errors import Loc
+from ..errors import Diagnostic, Loc
 from .guards import Conditions, condition_of
 from .translate import Untranslatable
 
 _PY_MODULE_TYPES = ("pybind11::module_", "pybind11::module")
 _CLASS_TYPE = "pybind11::class_"
-
-
-@dataclass(frozen=True)
-class Note:
-    """Something a person must decide, at a place in the C++."""
-
-    loc: Loc
-    op: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"op '{self.op}': " if self.op else ""
-        return f"{self.loc}: {where}{self.message}"
 
 
 # --------------------------------------------------------------------------------------
@@ -121,7 +108,7 @@ class Reader:
         self.root = root
         self.bindings: list[Binding] = []
         self.aliases: list[Alias] = []
-        self.notes: list[Note] = []
+        self.notes: list[Diagnostic] = []
         self.seen: set[tuple[str, int]] = set()
         self.classes: dict[str, BoundClass] = {}
         self.module_names: list[str] = []  # of PYBIND11_MODULE bodies (pybind11_init_<name>)
@@ -171,7 +158,7 @@ class Reader:
                 target = ref.get_definition()
                 if target is None:
                     self.notes.append(
-                        Note(
+                        Diagnostic(
                             cxx.loc(node, self.root),
                             None,
                             f"calls {cxx.qualified_name(ref)}(), whose body was not parsed",
@@ -208,7 +195,7 @@ class Reader:
         rel = cxx.relative(str(path), self.root)
         body_lines = (int(body.extent.start.line), int(body.extent.end.line))
         m_ = re.escape(module)
-        notes: list[Note] = []
+        notes: list[Diagnostic] = []
         attr = re.compile(rf'\b{m_}\s*\.\s*attr\s*\(\s*"(\w+)"\s*\)\s*=\s*([^;]*);')
         for m in attr.finditer(text):
             loc = self._text_loc(rel, body, text, m.start())
@@ -217,7 +204,7 @@ class Reader:
                 self.aliases.append(Alias(m.group(1), target.group(1), loc))
             else:
                 notes.append(
-                    Note(
+                    Diagnostic(
                         loc,
                         None,
                         f"'{module}.attr(\"{m.group(1)}\")' is set to '{m.group(2).strip()}', not to an op; left out",
@@ -233,7 +220,7 @@ class Reader:
                 cond = condition_of(conditions.at(m.start()))
                 why = f"it is under '#if {cond}', which this parse does not define" if cond else "clang rejected it"
                 notes.append(
-                    Note(
+                    Diagnostic(
                         loc,
                         None,
                         f"'{module}.def(...)' here was not parsed: {why}; translate it by hand, "
@@ -311,7 +298,7 @@ class Reader:
                         "py::pos_only() before the last parameter has no manifest spelling (positional_only is all or nothing)"
                     )
             else:
-                self.notes.append(Note(cxx.loc(extra, self.root), name, f"ignored the binding option '{text}'"))
+                self.notes.append(Diagnostic(cxx.loc(extra, self.root), name, f"ignored the binding option '{text}'"))
         return b
 
 

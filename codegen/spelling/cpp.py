@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..conversions import PACK_NATURAL, conversion, return_cpp
+from ..conversions import PACK_NATURAL, conversion, returns_cpp
 from ..model import Manifest, Op
 from ..schema import Arg
 
@@ -52,7 +52,7 @@ class CppPackArg:
 
     @property
     def natural(self) -> str:
-        return PACK_NATURAL[(False, self.second.type.optional)]
+        return PACK_NATURAL[self.second.type.optional]
 
     def call(self) -> str:
         return f"{self.natural}({self.first.name}, {self.second.name})"
@@ -73,12 +73,7 @@ class CppWrapper:
 
     @property
     def return_type(self) -> str:
-        rets = self.op.schema.returns
-        if not rets:
-            return "void"
-        if len(rets) == 1 and not self.op.schema.returns_tuple:
-            return return_cpp(rets[0])
-        return "std::tuple<" + ", ".join(return_cpp(r) for r in rets) + ">"
+        return returns_cpp(self.op.schema)
 
     def params(self) -> list[CppParam]:
         return [CppParam(a, self.library) for a in self.op.schema.args]
