@@ -16,11 +16,15 @@ Options:
     --quiet           print only problems
   verify and import-pybind:
     -I DIR            one more include folder for libclang (repeatable)
+    -D NAME[=VALUE]   one more macro for the parse (repeatable)
     --no-pch          parse torch's headers inline instead of from the cached prelude PCH
                       (Note [Prelude PCH] in cxx.py)
     --pch-now         build a missing PCH before parsing, in this process (default: parse
                       inline this time and build it in the background for the next run)
     --pch-dir DIR     where that PCH is cached (default: this checkout's .cache/codegen-pch)
+  verify:
+    --types-only      check a draft whose 'writes' still hold undecided '?' markers; the headers
+                      are read with the project's include folders, past clang's errors
   import-pybind:
     -o PATH           where to write the draft (default: stdout)
     --library NAME    the draft's TORCH_LIBRARY namespace (default: the PYBIND11_MODULE's name)
@@ -46,9 +50,10 @@ Three layers, one module each.  The MODEL (``model.py``, ``schema.py``,
 ``spelling/python.py``, driven by the one table in ``conversions.py``) says how
 an op is written in C++, in the shim and in the stub.  The OUTPUTS
 (``outputs.py`` + ``templates/``) say what each file contains; ``writer.py``
-writes them.  ``pipeline.py`` strings the three together.  Two tools read C++
-through libclang (``cxx.py``): ``verify.py`` checks implementations against the
-model, and ``pybind/`` drafts a manifest from pybind11 bindings.
+writes them.  ``pipeline.py`` loads and validates.  Two tools read C++ through
+libclang (``cxx.py``, with ``includes.py`` for a project's include folders):
+``verify.py`` checks implementations against the model, and ``importer/``
+(``import-pybind``) drafts a manifest from pybind11 bindings.
 
 Note [All errors at once]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -187,7 +192,7 @@ def _verify(args: argparse.Namespace, root: Path, started: float) -> int:
 
 def _import_pybind(args: argparse.Namespace, started: float) -> int:
     from .cxx import PCH_DIR, CxxError
-    from .pybind import import_pybind
+    from .importer import import_pybind
 
     root: Path = args.root or Path(".")
     try:

@@ -38,6 +38,11 @@ PCH keeps concurrent runs from building it twice, and the PCH appears by an
 atomic rename, so a reader sees either no PCH or a whole one.  With
 ``build_pch="now"`` the PCH is built before the parse, in this process.
 
+Why one module (about 500 lines): it is the only place that touches
+``clang.cindex``.  The toolchain lookup, the parser with its PCH cache and the
+cursor/type helpers share ``cindex()`` and the PCH key, and splitting them
+would spread that boundary over three modules.
+
 Note [Builtin headers]
 ~~~~~~~~~~~~~~~~~~~~~~
 The ``libclang`` wheel ships no clang resource directory, so ``<stddef.h>``

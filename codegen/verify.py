@@ -20,6 +20,10 @@ Every problem is reported against both places, ``ops.yaml:L:C`` and the C++
 in this parse and whose implementation is missing is noted, not failed: its
 header may declare it only in builds where the guard holds.
 
+One module (a little over 400 lines): the type rules, the index of
+implementations and the command share the expected-argument model above and
+read as one check.
+
 Note [What a parameter can receive]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The wrapper passes prvalues of the natural types (``to_int(...)`` is an

@@ -27,7 +27,7 @@ import yaml
 
 from codegen.__main__ import main
 from codegen.cxx import CxxType
-from codegen.pybind.translate import Untranslatable, param_type, return_type, translate_default
+from codegen.importer.translate import Untranslatable, param_type, return_type, translate_default
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "pybind"

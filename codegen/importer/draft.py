@@ -1,9 +1,8 @@
-"""The draft manifest: ops built from bindings, and their YAML (the format of docs/manifest.md)."""
+"""The draft manifest: ops built from bindings (``signature.py`` reads their parameters,
+``yaml_draft.py`` writes the YAML)."""
 
 from __future__ import annotations
 
-import json
-import keyword
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,11 +10,13 @@ from typing import Any
 
 from .. import cxx, includes
 from ..errors import Diagnostic, Loc
-from ..model import UNDECIDED, default_impl
+from ..model import default_impl
 from ..schema import SchemaError, SchemaParser
 from .guards import guard_name
-from .reader import Alias, Binding, callees, target_params, target_result
-from .translate import Untranslatable, param_type, return_type, translate_default, unsigned_in
+from .reader import Alias, Binding, callees, target_result
+from .signature import signature
+from .translate import Untranslatable, return_type, unsigned_in
+from .yaml_draft import render
 
 # --------------------------------------------------------------------------------------
 # the draft
@@ -91,10 +92,6 @@ class Draft:
         return render(self)
 
 
-def _pack_second(name: str) -> str:
-    return f"sf{name}" if len(name) == 1 else f"{name}_sf"
-
-
 def _family_of(namespace: str, reg_file: str) -> str:
     last = namespace.rsplit("::", 1)[-1] if namespace else Path(reg_file).stem
     return re.sub(r"\W", "_", last)
@@ -152,7 +149,7 @@ class Builder:
         fam.ops.append(op)
 
     def _op(self, b: Binding, fam: DraftFamily) -> DraftOp:
-        sig = _signature(b)
+        sig = signature(b)
         result = target_result(b.target)
         try:
             ret = return_type(result)
@@ -281,98 +278,6 @@ class Builder:
                 )
 
 
-@dataclass
-class Signature:
-    """A binding's parameters in schema form."""
-
-    args: list[str] = field(default_factory=list)  # "Tensor a", "int? n=None", "*", ...
-    packs: list[tuple[str, str, str]] = field(default_factory=list)  # (python name, first, second)
-    tensors: list[str] = field(default_factory=list)  # every Tensor argument (for `writes`)
-    python_defaults: dict[str, object] = field(default_factory=dict)
-    renames: dict[str, str] = field(default_factory=dict)  # schema name -> py::arg name
-    notes: list[str] = field(default_factory=list)
-
-
-def _usable(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)
-
-
-def _names(b: Binding, params: list[Any]) -> list[tuple[str, str]]:
-    """(schema name, Python name) per parameter: the C++ name where it has one, the py::arg name in Python."""
-    out: list[tuple[str, str]] = []
-    for i, p in enumerate(params):
-        cpp_name = str(p.spelling)
-        py_name = b.py_args[i].name if b.py_args else cpp_name
-        py_name = py_name or cpp_name or f"arg{i}"
-        schema_name = cpp_name if _usable(cpp_name) else py_name
-        if not _usable(py_name):
-            raise Untranslatable(f"parameter name '{py_name}' is not usable in a schema")
-        out.append((schema_name, py_name))
-    return out
-
-
-def _signature(b: Binding) -> Signature:
-    params = target_params(b.target)
-    if b.py_args and len(b.py_args) != len(params):
-        raise Untranslatable(f"has {len(b.py_args)} py::arg for {len(params)} parameters")
-    sig = Signature()
-    for i, (p, (name, py_name)) in enumerate(zip(params, _names(b, params))):
-        ctype = cxx.cxx_type(p.type)
-        try:
-            st = param_type(ctype)
-        except Untranslatable as exc:
-            raise Untranslatable(f"parameter {i + 1} '{name}' is {exc}") from None
-        if ctype.ref == "&" and not ctype.const:
-            sig.notes.append(
-                f"parameter '{name}' is a non-const {ctype.value}&: the wrapper passes a const value, so verify "
-                "rejects it; take it by value or const&, and mark it written (Tensor(x!)) if the op writes it"
-            )
-        unsigned = unsigned_in(ctype.value)
-        if unsigned is not None:
-            sig.notes.append(
-                f"parameter '{name}' is {ctype.value}, an unsigned type: drafted as the schema's (signed) int, "
-                "and verify rejects it; take int or int64_t"
-            )
-        if py_name != name:
-            sig.renames[name] = py_name
-            sig.notes.append(
-                f"py::arg '{py_name}' names the C++ parameter '{name}': the schema uses '{name}' and "
-                f"python.rename keeps '{py_name}' in Python"
-            )
-        if b.kw_only_at == i:
-            sig.args.append("*")
-        default = b.py_args[i].default if b.py_args else None
-        if st.is_pack:
-            if default is not None:
-                raise Untranslatable(
-                    f"parameter '{name}' is a (tensor, scale) pair with a default, which a pack cannot have"
-                )
-            if st.tuple_pack:
-                sig.notes.append(
-                    f"parameter '{name}' is a {ctype.value}: drafted as a pack; the wrapper passes a std::pair, "
-                    "which the std::tuple parameter accepts"
-                )
-            second = _pack_second(name)
-            sig.args += [f"{st.types[0]} {name}", f"{st.types[1]} {second}"]
-            sig.packs.append((name, name, second))
-            sig.tensors += [name, second]
-            continue
-        text = f"{st.types[0]} {name}"
-        if default is not None:
-            try:
-                d = translate_default(default, st.types[0])
-            except Untranslatable as exc:
-                raise Untranslatable(f"parameter '{name}': {exc}") from None
-            if d.schema is not None:
-                text += f"={d.schema}"
-            else:
-                sig.python_defaults[name] = d.python
-        sig.args.append(text)
-        if st.types[0].startswith("Tensor"):
-            sig.tensors.append(name)
-    return sig
-
-
 def _declaring_header(fn: Any, root: Path) -> str | None:
     """Note [The family header]: the header that declares ``fn``, never a source file.
 
@@ -411,110 +316,3 @@ def _lookup_in(cursor: Any, parts: list[str]) -> Any:
 
 
 # --------------------------------------------------------------------------------------
-# writing YAML
-# --------------------------------------------------------------------------------------
-
-_PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_ .,()/+*=<>'\-]*$")
-
-
-def _scalar_yaml(text: str) -> str:
-    if _PLAIN.match(text) and ": " not in text and " #" not in text and not text.endswith((" ", ":")):
-        return text
-    return json.dumps(text)
-
-
-def _schema_lines(schema: str, indent: str) -> list[str]:
-    if len(schema) + len(indent) + 8 <= 110:
-        return [f"{indent}schema: {_scalar_yaml(schema) if ':' in schema or '#' in schema else schema}"]
-    head, rest = schema.split("(", 1)
-    parts = rest.split(", ")
-    lines: list[str] = []
-    current = head + "("
-    for i, part in enumerate(parts):
-        piece = part + ("," if i < len(parts) - 1 else "")
-        if len(current) + len(piece) + 1 > 100 and current.strip():
-            lines.append(current.rstrip())
-            current = ""
-        current += piece + " "
-    lines.append(current.rstrip())
-    return [f"{indent}schema: >-", *(f"{indent}    {ln}" for ln in lines)]
-
-
-def _py_value(value: object) -> str:
-    return str(value) if isinstance(value, str) else json.dumps(value)
-
-
-def render(draft: Draft) -> str:
-    out = [
-        "# Draft manifest written by `python -m codegen import-pybind` from:",
-        *(f"#   {s}" for s in draft.sources),
-        "# Before merging it into ops.yaml, a person must:",
-        "#   - decide every `?name` in `writes`: keep the tensors the op writes (and mark them",
-        "#     `Tensor(name!)` in the schema), drop the others; the validator rejects `?` entries;",
-        "#   - write the docs, and settle each TODO and untranslated binding listed below;",
-        "#   - run `python -m codegen verify` once the implementations exist.",
-    ]
-    if draft.untranslated:
-        out += ["#", "# Not translated (left out of the draft):"]
-        out += [f"#   {n}" for n in draft.untranslated]
-    if draft.todo:
-        out += ["#", "# To do (kept in the draft):"]
-        out += [f"#   {n}" for n in draft.todo]
-    if draft.remarks:
-        out += ["#", "# Notes:"]
-        out += [f"#   {n}" for n in draft.remarks]
-    out += ["", f"library: {draft.library}", ""]
-    if draft.guards:
-        out.append("guards:")
-        for name, cpp in draft.guards.items():
-            out += [
-                f"  {name}:",
-                f"    cpp: {_scalar_yaml(cpp)}",
-                f"    doc: {_scalar_yaml('TODO: say which builds define it')}",
-                "",
-            ]
-    out.append("families:")
-    for n, fam in enumerate(draft.families):
-        if n:
-            out.append("")
-        out.append(f"  {fam.name}:")
-        header = fam.header or f"csrc/apis/{fam.name}.hpp"
-        out.append(f"    header: {header}" + ("" if fam.header else "  # TODO: no implementation was found; a guess"))
-        out.append(f"    doc: {_scalar_yaml(fam.doc)}")
-        if not fam.ops:
-            out.append("    ops: []")
-        else:
-            out.append("    ops:")
-        for i, op in enumerate(fam.ops):
-            if i:
-                out.append("")
-            out += [f"      # TODO: {t}" for t in op.todos]
-            first, *rest = _schema_lines(op.schema, "      ")
-            out.append("      - " + first.lstrip())
-            out += rest
-            ind = "        "
-            if op.impl:
-                out.append(f"{ind}impl: {op.impl}")
-            if op.packs:
-                out.append(f"{ind}pack: {{" + ", ".join(f"{p}: [{a}, {s}]" for p, a, s in op.packs) + "}")
-            if op.writes:
-                out.append(f"{ind}writes: [" + ", ".join(json.dumps(UNDECIDED + w) for w in op.writes) + "]")
-            if op.aliases:
-                out.append(f"{ind}aliases: [{', '.join(op.aliases)}]")
-            if op.guard:
-                out.append(f"{ind}guard: {op.guard}")
-            rules: list[str] = []
-            if op.positional_only:
-                rules.append("positional_only: true")
-            if op.renames:
-                rules.append("rename: {" + ", ".join(f"{k}: {v}" for k, v in op.renames.items()) + "}")
-            if op.python_defaults:
-                rules.append(
-                    "defaults: {" + ", ".join(f"{k}: {_py_value(v)}" for k, v in op.python_defaults.items()) + "}"
-                )
-            if rules:
-                out.append(f"{ind}python: {{{', '.join(rules)}}}")
-            out.append(f"{ind}doc: {_scalar_yaml(op.doc)}")
-        for dropped in fam.dropped:
-            out.append(f"      # UNTRANSLATED {dropped}")
-    return "\n".join(out) + "\n"
