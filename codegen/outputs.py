@@ -134,10 +134,7 @@ def _shim(manifest: Manifest) -> dict[str, object]:
                 body.append(f"_export({fam.name!r}, {[op.name, *op.aliases]!r})")
             if op.fake is not None and op.fake.kind == "function":
                 body.append(f"_register_fake({manifest.library + '::' + op.name!r}, {op.fake.function!r})")
-            if op.guard:
-                blocks.append([f"if {guard_var(op.guard)}:", *_indent(body, True)])
-            else:
-                blocks.append(body)
+            blocks.append(_block(op.guard, body))
         families.append({"name": fam.name, "doc": fam.doc.splitlines()[0], "blocks": blocks})
     lib = manifest.library
     imports = [
@@ -161,6 +158,11 @@ def _shim(manifest: Manifest) -> dict[str, object]:
     }
 
 
+def _block(guard: str | None, lines: list[str]) -> dict[str, list[str]]:
+    """One op's lines for a template: under ``if _GUARD_<NAME>:`` (head) and indented when guarded."""
+    return {"head": [f"if {guard_var(guard)}:"] if guard else [], "lines": _indent(lines, guard is not None)}
+
+
 def _stub(manifest: Manifest) -> dict[str, object]:
     """The stub mirrors the shim: a guarded op sits under ``if _GUARD_<NAME>:`` in both
     (Note [Guards in the stub])."""
@@ -168,25 +170,21 @@ def _stub(manifest: Manifest) -> dict[str, object]:
     exported: list[str] = []
     guarded_exports: dict[str, list[str]] = {}
     for op in manifest.ops:
-        lines = StubFunction(op).lines()
         names = [op.name, *op.aliases] if op.python.export else []
         if op.guard:
-            lines = [f"if {guard_var(op.guard)}:", *_indent(lines, True)]
             guarded_exports.setdefault(op.guard, []).extend(names)
         else:
             exported += names
-        blocks.append(lines)
-    guards = []
-    for guard in manifest.guards.values():
-        if any(op.guard == guard.name for op in manifest.ops):
-            guards.append(
-                f"# Whether this build has the ops of guard '{guard.name}' ({guard.cpp}); they sit under it below."
-            )
-            guards += [f"{guard_var(guard.name)}: bool", ""]
-    extend = []
-    for name, guarded in guarded_exports.items():
-        if guarded:
-            extend += [f"if {guard_var(name)}:", f"    __all__ += [{', '.join(repr(n) for n in guarded)}]"]
+        blocks.append(_block(op.guard, StubFunction(op).lines()))
+    used = {op.guard for op in manifest.ops if op.guard}
+    guards = [
+        {"var": guard_var(g.name), "name": g.name, "cpp": g.cpp} for g in manifest.guards.values() if g.name in used
+    ]
+    extend = [
+        {"var": guard_var(name), "names": ", ".join(repr(n) for n in names)}
+        for name, names in guarded_exports.items()
+        if names
+    ]
     return {
         "header_comment": HEADER,
         "guards": guards,

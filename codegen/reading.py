@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from .errors import Diagnostics, Loc, did_you_mean, one_of
+from .schema import SCALAR_TYPE_NAMES
 from .yamlsrc import YMap, YNode, YScalar, YSeq
 
 # Every dispatch key the generator registers, in the order the registration files list them.
@@ -25,7 +26,8 @@ UNDECIDED = "?"  # prefix of a `writes` entry nobody has decided yet (see docs/m
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CPP_NAME = re.compile(r"^(::)?[A-Za-z_]\w*(::[A-Za-z_]\w*)*$")
 DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
-DTYPE = re.compile(r"^torch\.(float32|float64|float16|bfloat16|int32|int64|int8|uint8|bool|float8_e4m3fn)$")
+# A dtype a python default may name: any of the schema's ScalarType names (one table, in schema.py).
+DTYPE = re.compile(rf"^torch\.({'|'.join(SCALAR_TYPE_NAMES.values())})$")
 
 
 class FieldReader:
