@@ -286,10 +286,8 @@ def missing_package(exc: ModuleNotFoundError) -> str:
     name = (exc.name or "?").split(".")[0]
     venv = Path(".venv") / "bin" / "python"
     use = f" or run it with the project's {venv} (`make setup` creates it)" if Path("Makefile").is_file() else ""
-    return (
-        f"codegen: the Python package '{name}' is not installed for {sys.executable}; "
-        f"install {_REQUIREMENTS} (pip install -r {_REQUIREMENTS}){use}"
-    )
+    install = "pip install torch" if name == "torch" else f"pip install -r {_REQUIREMENTS}"
+    return f"codegen: the Python package '{name}' is not installed for {sys.executable}; {install}{use}"
 
 
 def main(argv: list[str] | None = None) -> int:

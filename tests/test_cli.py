@@ -73,7 +73,7 @@ def test_missing_torch_is_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert "'torch' is not installed for " + sys.executable in lines[0] and "requirements-dev.txt" in lines[0]
+    assert "'torch' is not installed for " + sys.executable in lines[0] and "pip install torch" in lines[0]
 
 
 def test_make_demo_regenerates_before_the_drift_check() -> None:
