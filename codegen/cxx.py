@@ -206,11 +206,11 @@ class Parser:
         # The PCH depends on the system arguments only, so one PCH serves every project root;
         # clang accepts a PCH built with other user include folders.
         self.system_args = ["-std=" + STD, "-DNDEBUG", *(f"-isystem{p}" for p in system)]
-        # Macros (-D) are part of the PCH's inputs: clang rejects a PCH built with other definitions.
-        self.system_args += [f"-D{d}" for d in defines]
         # ``system_dirs`` (CUDA's) come after the project's folders; ``fallback_dirs`` are searched
-        # last of all (-idirafter), so a real header always wins over a fallback.
+        # last of all (-idirafter), so a real header always wins over a fallback.  Macros (-D) are
+        # not part of the PCH's key: clang accepts a PCH with macros added on the command line.
         self.args = [
+            *(f"-D{d}" for d in defines),
             *(f"-I{p.resolve()}" for p in include_dirs),
             *(f"-isystem{p}" for p in system_dirs),
             *self.system_args,

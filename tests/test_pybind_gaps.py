@@ -122,3 +122,15 @@ def test_verify_types_only_agrees_with_the_importer(
     # the header split: 'count' lives in the header the family does not include
     assert "'gaps::count' does not exist" in problems["count"]
     assert set(problems) == {"fill", "workspace_size", "buffer_hint", "count", "version", "local_only"}
+
+
+def test_defines_pass_through(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-D reaches the parse: with GAPS_DISABLE_FAST defined, fast_path's m.def is an inactive branch."""
+    out = tmp_path / "draft.yaml"
+    assert main([*ARGS, "-o", str(out), "-D", "GAPS_DISABLE_FAST", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    ops = {
+        op["schema"].split("(")[0] for fam in yaml.safe_load(out.read_text())["families"].values() for op in fam["ops"]
+    }
+    assert "fast_path" not in ops and "tuple_scale" in ops
+    assert "it is under '#if !defined(GAPS_DISABLE_FAST)', which does not hold in this parse" in err

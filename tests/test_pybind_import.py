@@ -85,7 +85,7 @@ def test_untranslated_bindings_are_reported(
     ]
     assert [line for line in err.splitlines() if line.startswith("note: ")] == [
         "note: csrc/bindings/toy.hpp:31:3: 'm.def(...)' here was not parsed: it is under '#if "
-        "defined(TOY_WITH_EXTRAS)', which this parse does not define; translate it by hand, or parse with the "
+        "defined(TOY_WITH_EXTRAS)', which does not hold in this parse; translate it by hand, or parse with the "
         "macros that enable it (-D)",
     ]
     for line in untranslated:  # the same list heads the draft, as comments

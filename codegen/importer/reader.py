@@ -218,7 +218,7 @@ class Reader:
             loc = self._text_loc(rel, body, text, m.start())
             if loc.line not in found_defs:
                 cond = condition_of(conditions.at(m.start()))
-                why = f"it is under '#if {cond}', which this parse does not define" if cond else "clang rejected it"
+                why = f"it is under '#if {cond}', which does not hold in this parse" if cond else "clang rejected it"
                 notes.append(
                     Diagnostic(
                         loc,
