@@ -419,7 +419,7 @@ def loc(cursor: Any, root: Path) -> Loc:
 
 
 def qualified_name(cursor: Any) -> str:
-    """``deep_gemm::gemm::fp8_fp4_gemm_nt`` for a declaration (inline namespaces like ``std::__cxx11`` left out)."""
+    """``mylib::gemm::fp8_gemm_nt`` for a declaration (inline namespaces like ``std::__cxx11`` left out)."""
     ci = cindex()
     parts = [str(cursor.spelling)]
     parent = cursor.semantic_parent

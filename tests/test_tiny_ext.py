@@ -45,6 +45,13 @@ def test_generated_files_are_fresh_and_name_only_their_library() -> None:
     assert 'load_extension("tiny_ops._C_extension")' in files["tiny_ops/_C.py"]
 
 
+def test_generator_hard_codes_no_library_name() -> None:
+    """Every library name the generator writes comes from the manifest's ``library:``."""
+    sources = [*(ROOT / "codegen").rglob("*.py"), *(ROOT / "templates").glob("*.j2")]
+    assert sources
+    assert [str(p.relative_to(ROOT)) for p in sources if "deep_gemm" in p.read_text()] == []
+
+
 @pytest.mark.slow
 def test_builds_and_runs(tmp_path: Path) -> None:
     project = tmp_path / "tiny_ext"

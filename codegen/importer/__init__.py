@@ -6,7 +6,7 @@ like DeepGEMM's ``register_apis(m)``), resolves each bound callable with
 libclang (a named function, or a lambda), and writes a draft manifest in the
 format of ``docs/manifest.md``:
 
-* one family per registration namespace (``deep_gemm::gemm::register_apis``
+* one family per registration namespace (``mylib::gemm::register_apis``
   gives family ``gemm``), its header being the header that declares the bound
   functions (never a ``.cpp``; a family spread over several headers is noted);
 * a schema per op from the C++ signature, ``guard:`` from the ``#if`` around
