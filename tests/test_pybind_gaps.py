@@ -57,7 +57,7 @@ def test_clang_errors_do_not_stop_the_draft(imported: tuple[str, str]) -> None:
     draft, err = imported
     clang = notes(err, "clang: ")
     assert clang[0].startswith(
-        "missing header <cutlass/cutlass.h> (included at csrc/python_api.cpp:10): likely CUTLASS"
+        "missing header <cutlass/gaps_fixture_absent.h> (included at csrc/python_api.cpp:10): likely CUTLASS"
     )
     assert "add its folder with -I DIR" in clang[0]
     assert clang[1] == "csrc/python_api.cpp:13:37: use of undeclared identifier 'undefined_symbol'"
