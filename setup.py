@@ -6,7 +6,9 @@ writes (run `python -m codegen regenerate` after editing ops.yaml).  The list,
 not a glob: a stale file left in csrc/generated/ is never compiled.
 
 A CUDA build happens when torch has CUDA and nvcc is found (set DG_FORCE_CPU=1
-to build for the CPU only); it also compiles csrc/kernels/*.cu for sm_90a.
+to build for the CPU only); it also compiles csrc/kernels/*.cu for sm_90a, and,
+when CuTe/CUTLASS headers are found (the optional `nvidia-cutlass` wheel, or
+$CUTLASS_INCLUDE_DIR), the native kernels of csrc/cuda/*.cu.
 
 Install torch first, then build without build isolation:
     pip install --no-build-isolation .        or    python setup.py build_ext --inplace
@@ -40,16 +42,36 @@ def generated_sources(root: str = ROOT) -> list[str]:
         return [line.strip() for line in fh if line.strip() and not line.startswith("#")]
 
 
+def cutlass_include() -> str | None:
+    """CuTe/CUTLASS headers for the native sm90a kernels: $CUTLASS_INCLUDE_DIR, or the
+    `nvidia-cutlass` wheel's cutlass_library/source/include.  Optional: without them a CUDA
+    build leaves out csrc/cuda/ and the ops take their vendor-library or reference paths."""
+    path = os.environ.get("CUTLASS_INCLUDE_DIR")
+    if not path:
+        try:
+            import cutlass_library  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        path = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include")
+    return path if os.path.isfile(os.path.join(path, "cute", "arch", "mma_sm90_gmma.hpp")) else None
+
+
 def extension():
     sources = ["csrc/python_api.cpp", *generated_sources()]
     macros = [("Py_LIMITED_API", PY_LIMITED_API)]
     cxx = ["-O2", "-fvisibility=hidden"]
     kwargs = {}
+    include_dirs = [os.path.join(ROOT, "csrc")]
     builder = CppExtension
     if with_cuda():
         builder = CUDAExtension
         sources += sorted(glob.glob("csrc/kernels/*.cu"))
         macros.append(("DG_WITH_CUDA", None))
+        cutlass = cutlass_include()
+        if cutlass is not None:
+            sources += sorted(glob.glob("csrc/cuda/*.cu"))
+            include_dirs.append(cutlass)
+            macros.append(("DG_WITH_SM90_KERNELS", None))
         kwargs["extra_compile_args"] = {
             "cxx": cxx,
             "nvcc": ["-O3", "-gencode=arch=compute_90a,code=sm_90a", "--expt-relaxed-constexpr"],
@@ -60,7 +82,7 @@ def extension():
     return builder(
         name="deep_gemm._C_extension",
         sources=sources,
-        include_dirs=[os.path.join(ROOT, "csrc")],
+        include_dirs=include_dirs,
         define_macros=macros,
         py_limited_api=True,
         **kwargs,

@@ -109,7 +109,7 @@ def _worker(rank: int, world: int, port: int, args: argparse.Namespace) -> None:
             for b, y in zip(bufs, ys)
         ]
         same = torch.equal(ys[0], ys[1])
-        received = int(bufs[0]._views["workspace"][0].item())
+        received = int(bufs[0].views["workspace"][0].item())
         report = torch.tensor([*ms, float(same), float(received)], dtype=torch.float64, device=device)
         gathered = [torch.empty_like(report) for _ in range(world)]
         dist.all_gather(gathered, report)

@@ -69,6 +69,7 @@ class Fake:
 
     kind: str  # "meta" | "function"
     function: str | None = None
+    loc: Loc | None = None  # where the function is named (codegen/fakes.py resolves it)
 
 
 @dataclass(frozen=True)
@@ -337,9 +338,10 @@ def parse_fake(
         fake = Fake("meta")
     elif isinstance(node, YMap):
         fm = r.mapping(node, "field 'fake'", ("function",))
-        fn = r.string(fm.get("function") if fm else None, "fake function", DOTTED)
-        if fn is not None:
-            fake = Fake("function", fn)
+        fn_node = fm.get("function") if fm else None
+        fn = r.string(fn_node, "fake function", DOTTED)
+        if fn is not None and fn_node is not None:
+            fake = Fake("function", fn, fn_node.loc)
         elif fm is not None and fm.get("function") is None:
             r.error(node.loc, f"field 'fake' has no 'function'; expected {' or '.join(FAKE_FORMS)}")
     else:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from . import yamlsrc
 from .errors import Diagnostics, Loc, ManifestError
+from .fakes import check_fake_functions
 from .model import Manifest
 from .schema import SchemaParser
 
@@ -30,6 +31,8 @@ def load_manifest(
     parser = SchemaParser((cache_root / CACHE) if cache_root else None)
     root = yamlsrc.load(text, shown, diags)
     manifest = Manifest.parse(root, shown, parser, diags, allow_undecided) if root is not None else None
+    if manifest is not None:
+        check_fake_functions(manifest, cache_root or path.resolve().parent, diags)
     if diags or manifest is None:
         raise ManifestError(diags)  # nothing is written, not even the schema cache
     parser.save()

@@ -102,5 +102,5 @@ def _example(pattern: re.Pattern[str]) -> str:
     return {
         IDENT.pattern: "'fp8_gemm_nt'",
         CPP_NAME.pattern: "'my_library::family::op_name'",
-        DOTTED.pattern: "'my_library._fakes.op_name'",
+        DOTTED.pattern: "'my_library._fakes.family.op_name'",
     }.get(pattern.pattern, repr(pattern.pattern))

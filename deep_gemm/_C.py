@@ -38,7 +38,6 @@ def _export(family: str, names: list[str]) -> None:
     __all__.extend(names)
 
 
-_GUARD_CUDA = guard_enabled("deep_gemm", "cuda", ('cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt'))
 
 
 # ---- family 'runtime': Process-wide settings read by the kernel heuristics.
@@ -195,7 +194,7 @@ def transform_sf_into_required_layout(sf, mn, k, recipe, num_groups=None, is_sfa
         return _call_transform_sf_into_required_layout(sf, mn, k, recipe, num_groups)
     return _call_transform_sf_into_required_layout(sf, mn, k, recipe)
 _export('layout', ['transform_sf_into_required_layout'])
-_register_fake('deep_gemm::transform_sf_into_required_layout', 'deep_gemm._fakes.transform_sf_into_required_layout')
+_register_fake('deep_gemm::transform_sf_into_required_layout', 'deep_gemm._fakes.layout.transform_sf_into_required_layout')
 
 _overload_get_tma_aligned_size = _ops.get_tma_aligned_size.default
 _call_get_tma_aligned_size = _overload_get_tma_aligned_size._op
@@ -219,7 +218,7 @@ def get_mn_major_tma_aligned_tensor(sf, /):
         return _overload_get_mn_major_tma_aligned_tensor(sf)
     return _call_get_mn_major_tma_aligned_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_tensor'])
-_register_fake('deep_gemm::get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_tensor')
+_register_fake('deep_gemm::get_mn_major_tma_aligned_tensor', 'deep_gemm._fakes.layout.get_mn_major_tma_aligned_tensor')
 
 _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -236,7 +235,7 @@ def get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout=None):
         return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf, psum_layout)
     return _call_get_mn_major_tma_aligned_packed_ue8m0_tensor(sf)
 _export('layout', ['get_mn_major_tma_aligned_packed_ue8m0_tensor'])
-_register_fake('deep_gemm::get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_mn_major_tma_aligned_packed_ue8m0_tensor')
+_register_fake('deep_gemm::get_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.layout.get_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _ops.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor.default
 _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor = _overload_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor._op
@@ -254,7 +253,7 @@ def get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, k
         return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment, use_psum_layout)
     return _call_get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, grouped_layout, ks_cpu, gran_k, k_alignment)
 _export('layout', ['get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor'])
-_register_fake('deep_gemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
+_register_fake('deep_gemm::get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor', 'deep_gemm._fakes.layout.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor')
 
 _overload_set_mk_alignment_for_contiguous_layout = _ops.set_mk_alignment_for_contiguous_layout.default
 _call_set_mk_alignment_for_contiguous_layout = _overload_set_mk_alignment_for_contiguous_layout._op
@@ -717,60 +716,56 @@ def k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout, c=None, c
     return _call_k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks_cpu, grouped_layout)
 _export('gemm', ['k_grouped_bf16_gemm_tn_contiguous'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_nt = _ops.cublaslt_gemm_nt.default
-    _call_cublaslt_gemm_nt = _overload_cublaslt_gemm_nt._op
+_overload_cublaslt_gemm_nt = _ops.cublaslt_gemm_nt.default
+_call_cublaslt_gemm_nt = _overload_cublaslt_gemm_nt._op
 
-    def cublaslt_gemm_nt(a, b, d, c=None):
-        """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
-        float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
-        CUDA builds only.
-        """
-        if _compiling():
-            return _overload_cublaslt_gemm_nt(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_nt(a, b, d, c)
-        return _call_cublaslt_gemm_nt(a, b, d)
-    _export('gemm', ['cublaslt_gemm_nt'])
+def cublaslt_gemm_nt(a, b, d, c=None):
+    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+    Registered in every build; on the CPU it is the ATen reference (float32 product, one rounding into d).
+    """
+    if _compiling():
+        return _overload_cublaslt_gemm_nt(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_nt(a, b, d, c)
+    return _call_cublaslt_gemm_nt(a, b, d)
+_export('gemm', ['cublaslt_gemm_nt'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_nn = _ops.cublaslt_gemm_nn.default
-    _call_cublaslt_gemm_nn = _overload_cublaslt_gemm_nn._op
+_overload_cublaslt_gemm_nn = _ops.cublaslt_gemm_nn.default
+_call_cublaslt_gemm_nn = _overload_cublaslt_gemm_nn._op
 
-    def cublaslt_gemm_nn(a, b, d, c=None):
-        """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
-        if _compiling():
-            return _overload_cublaslt_gemm_nn(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_nn(a, b, d, c)
-        return _call_cublaslt_gemm_nn(a, b, d)
-    _export('gemm', ['cublaslt_gemm_nn'])
+def cublaslt_gemm_nn(a, b, d, c=None):
+    """cublaslt_gemm_nt with B given as [K, N]."""
+    if _compiling():
+        return _overload_cublaslt_gemm_nn(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_nn(a, b, d, c)
+    return _call_cublaslt_gemm_nn(a, b, d)
+_export('gemm', ['cublaslt_gemm_nn'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_tn = _ops.cublaslt_gemm_tn.default
-    _call_cublaslt_gemm_tn = _overload_cublaslt_gemm_tn._op
+_overload_cublaslt_gemm_tn = _ops.cublaslt_gemm_tn.default
+_call_cublaslt_gemm_tn = _overload_cublaslt_gemm_tn._op
 
-    def cublaslt_gemm_tn(a, b, d, c=None):
-        """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
-        if _compiling():
-            return _overload_cublaslt_gemm_tn(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_tn(a, b, d, c)
-        return _call_cublaslt_gemm_tn(a, b, d)
-    _export('gemm', ['cublaslt_gemm_tn'])
+def cublaslt_gemm_tn(a, b, d, c=None):
+    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]."""
+    if _compiling():
+        return _overload_cublaslt_gemm_tn(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_tn(a, b, d, c)
+    return _call_cublaslt_gemm_tn(a, b, d)
+_export('gemm', ['cublaslt_gemm_tn'])
 
-if _GUARD_CUDA:
-    _overload_cublaslt_gemm_tt = _ops.cublaslt_gemm_tt.default
-    _call_cublaslt_gemm_tt = _overload_cublaslt_gemm_tt._op
+_overload_cublaslt_gemm_tt = _ops.cublaslt_gemm_tt.default
+_call_cublaslt_gemm_tt = _overload_cublaslt_gemm_tt._op
 
-    def cublaslt_gemm_tt(a, b, d, c=None):
-        """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
-        if _compiling():
-            return _overload_cublaslt_gemm_tt(a, b, d, c)
-        if c is not None:
-            return _call_cublaslt_gemm_tt(a, b, d, c)
-        return _call_cublaslt_gemm_tt(a, b, d)
-    _export('gemm', ['cublaslt_gemm_tt'])
+def cublaslt_gemm_tt(a, b, d, c=None):
+    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]."""
+    if _compiling():
+        return _overload_cublaslt_gemm_tt(a, b, d, c)
+    if c is not None:
+        return _call_cublaslt_gemm_tt(a, b, d, c)
+    return _call_cublaslt_gemm_tt(a, b, d)
+_export('gemm', ['cublaslt_gemm_tt'])
 
 
 # ---- family 'einsum': Batched contractions written as einsum expressions (BF16 and block-scaled FP8).
@@ -876,7 +871,7 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
     allocation, E = 1024 bytes / element size, so the row stride is a multiple of 1024 bytes.
     max_seqlen_k > 0 (needs clean_logits=False): returns [S, max_seqlen_k] with column t holding
     key ks[i] + t, row stride align(align(max_seqlen_k, 256), E). Entries outside [ks, ke) are
-    unspecified upstream unless clean_logits; this implementation always writes -inf there.
+    -inf, with or without clean_logits.
     """
     if (q.__class__ is not tuple and isinstance(q, _Tensor)) or (kv.__class__ is not tuple and isinstance(kv, _Tensor)):
         raise _pack_error("fp8_fp4_mqa_logits", ("q", "kv",), (q, kv,))
@@ -895,7 +890,7 @@ def fp8_fp4_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, cle
         return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits)
     return _call_fp8_fp4_mqa_logits(_q, q_sf, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
 _export('attention', ['fp8_fp4_mqa_logits'])
-_register_fake('deep_gemm::fp8_fp4_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_mqa_logits')
+_register_fake('deep_gemm::fp8_fp4_mqa_logits', 'deep_gemm._fakes.attention.fp8_fp4_mqa_logits')
 
 _overload_fp8_mqa_logits = _ops.fp8_mqa_logits.default
 _call_fp8_mqa_logits = _overload_fp8_mqa_logits._op
@@ -916,7 +911,7 @@ def fp8_mqa_logits(q, kv, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_l
         return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end, clean_logits)
     return _call_fp8_mqa_logits(q, _kv, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end)
 _export('attention', ['fp8_mqa_logits'])
-_register_fake('deep_gemm::fp8_mqa_logits', 'deep_gemm._fakes_attention.fp8_mqa_logits')
+_register_fake('deep_gemm::fp8_mqa_logits', 'deep_gemm._fakes.attention.fp8_mqa_logits')
 
 _overload_get_paged_mqa_logits_metadata = _ops.get_paged_mqa_logits_metadata.default
 _call_get_paged_mqa_logits_metadata = _overload_get_paged_mqa_logits_metadata._op
@@ -939,7 +934,7 @@ def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None)
         return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)
     return _call_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms)
 _export('attention', ['get_paged_mqa_logits_metadata'])
-_register_fake('deep_gemm::get_paged_mqa_logits_metadata', 'deep_gemm._fakes_attention.get_paged_mqa_logits_metadata')
+_register_fake('deep_gemm::get_paged_mqa_logits_metadata', 'deep_gemm._fakes.attention.get_paged_mqa_logits_metadata')
 
 _overload_fp8_fp4_paged_mqa_logits = _ops.fp8_fp4_paged_mqa_logits.default
 _call_fp8_fp4_paged_mqa_logits = _overload_fp8_fp4_paged_mqa_logits._op
@@ -959,10 +954,9 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
     result, column j < context_lens[b, t], is sum_h weights[r, h] * relu(q[b, t, h] . kv_j), kv_j
     being token j % block_kv of block block_table[seq, j // block_kv]. Returns
     [B * next_n, max_context_len], a view with row stride align(align(max_context_len, 256), E),
-    E = 1024 bytes / element size. Columns at or past the context length are -inf here
-    (unspecified upstream). A needed block-table entry outside [0, num_blocks), a column past
+    E = 1024 bytes / element size. Columns at or past the context length are -inf. A needed block-table entry outside [0, num_blocks), a column past
     max_blocks * block_kv, or an indices entry outside the table's rows gives NaN (never a fault).
-    clean_logits=True is not supported (RuntimeError), as upstream.
+    clean_logits=True is not supported (RuntimeError).
     """
     if (q.__class__ is not tuple and isinstance(q, _Tensor)):
         raise _pack_error("fp8_fp4_paged_mqa_logits", ("q",), (q,))
@@ -980,7 +974,7 @@ def fp8_fp4_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, sc
         return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)
     return _call_fp8_fp4_paged_mqa_logits(_q, q_sf, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
 _export('attention', ['fp8_fp4_paged_mqa_logits'])
-_register_fake('deep_gemm::fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_fp4_paged_mqa_logits')
+_register_fake('deep_gemm::fp8_fp4_paged_mqa_logits', 'deep_gemm._fakes.attention.fp8_fp4_paged_mqa_logits')
 
 _overload_fp8_paged_mqa_logits = _ops.fp8_paged_mqa_logits.default
 _call_fp8_paged_mqa_logits = _overload_fp8_paged_mqa_logits._op
@@ -995,7 +989,7 @@ def fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedu
         return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len, clean_logits)
     return _call_fp8_paged_mqa_logits(q, kv_cache, weights, context_lens, block_table, schedule_meta, max_context_len)
 _export('attention', ['fp8_paged_mqa_logits'])
-_register_fake('deep_gemm::fp8_paged_mqa_logits', 'deep_gemm._fakes_attention.fp8_paged_mqa_logits')
+_register_fake('deep_gemm::fp8_paged_mqa_logits', 'deep_gemm._fakes.attention.fp8_paged_mqa_logits')
 
 
 # ---- family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.
@@ -1059,9 +1053,8 @@ def get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per
     num_sf_ring_tokens. num_experts must be divisible by num_ranks, num_max_tokens_per_rank a
     positive multiple of 384, 1 <= num_topk <= num_experts, mma_type 'fp8xfp4' (then hidden and
     intermediate_hidden are multiples of 128) or 'bf16xbf16' (intermediate_hidden a multiple of 8),
-    activation 'swiglu'. Upstream returned a closure that sliced the buffer; a schema returns data
-    only, and deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts the views
-    in Python (see _get_symm_buffer_views_for_mega_moe for why).
+    activation 'swiglu'. deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts
+    the buffer into its views; deep_gemm.mega.SymmBuffer does it for you.
     """
     if _compiling():
         _graph_break()
@@ -1079,15 +1072,27 @@ def _get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_t
     element type 0 none / 1 float8_e4m3fn / 2 bfloat16 / 3 int32 / 4 int64 / 5 float32, ndim,
     3 sizes, 3 strides in elements), in buffer order: workspace, x, x_sf, topk_idx, topk_weights,
     shared_l1_sf, shared_l2_token, shared_l2_sf, l1_token, l1_sf, l2_token, l2_sf, recv_info,
-    recv_weights, l2_out, combine. Returning data, not views, is deliberate: an op returning
-    Tensor(a) aliases of its input cannot be functionalized (opcheck and torch.compile reject it),
-    and int[] arguments arrive as 32-bit ints while real offsets pass 2 GiB, so deep_gemm.mega
-    cuts the views itself with torch view ops from this description.
+    recv_weights, l2_out, combine. deep_gemm.mega cuts the views from this description with torch
+    view ops (docs/omissions.md says why no op returns the views).
     """
     if _compiling():
         _graph_break()
         return _overload__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
     return _call__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
+
+_overload__get_workspace_words_for_mega_moe = _ops._get_workspace_words_for_mega_moe.default
+_call__get_workspace_words_for_mega_moe = _overload__get_workspace_words_for_mega_moe._op
+
+def _get_workspace_words_for_mega_moe():
+    """(recv_rows, stop): the indices of two int64 words in the workspace, the buffer's first region.
+    recv_rows holds the rows this rank received in the last call. stop is 0 while every rank
+    proceeds; a rank whose call failed writes 1 + its rank there in every rank's buffer, which
+    ends every wait at the fused op's barrier.
+    """
+    if _compiling():
+        _graph_break()
+        return _overload__get_workspace_words_for_mega_moe()
+    return _call__get_workspace_words_for_mega_moe()
 
 _overload_fp8_fp4_mega_moe = _ops.fp8_fp4_mega_moe.default
 _call_fp8_fp4_mega_moe = _overload_fp8_fp4_mega_moe._op

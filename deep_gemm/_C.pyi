@@ -4,9 +4,6 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-# Whether this build has the ops of guard 'cuda' (defined(DG_WITH_CUDA)); they sit under it below.
-_GUARD_CUDA: bool
-
 __all__ = [
     'set_num_sms',
     'get_num_sms',
@@ -52,6 +49,10 @@ __all__ = [
     'm_grouped_bf16_gemm_nt_masked',
     'bf16_m_grouped_gemm_nt_masked',
     'k_grouped_bf16_gemm_tn_contiguous',
+    'cublaslt_gemm_nt',
+    'cublaslt_gemm_nn',
+    'cublaslt_gemm_tn',
+    'cublaslt_gemm_tt',
     'einsum',
     'fp8_einsum',
     'fp8_gemm_nt_skip_head_mid',
@@ -62,8 +63,6 @@ __all__ = [
     'fp8_paged_mqa_logits',
     'tf32_hc_prenorm_gemm',
 ]
-if _GUARD_CUDA:
-    __all__ += ['cublaslt_gemm_nt', 'cublaslt_gemm_nn', 'cublaslt_gemm_tn', 'cublaslt_gemm_tt']
 
 FAMILIES: dict[str, list[str]]
 
@@ -251,24 +250,20 @@ def k_grouped_bf16_gemm_tn_contiguous(a: Tensor, b: Tensor, d: Tensor, ks_cpu: S
     use_psum_layout as there.
     """
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
-        float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
-        CUDA builds only.
-        """
+def cublaslt_gemm_nt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cuBLASLt reference GEMM D = C + A B^T, no scales: A [M, K] and B [N, K] of one dtype (bf16,
+    float32 or FP8 e4m3), d bf16 or float32 [M, N] (row-major), c (optional, may be d) of d's dtype.
+    Registered in every build; on the CPU it is the ATen reference (float32 product, one rounding into d).
+    """
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cublaslt_gemm_nt with B given as [K, N]. CUDA builds only."""
+def cublaslt_gemm_nn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with B given as [K, N]."""
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]. CUDA builds only."""
+def cublaslt_gemm_tn(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [K, N]."""
 
-if _GUARD_CUDA:
-    def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
-        """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]. CUDA builds only."""
+def cublaslt_gemm_tt(a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None) -> None:
+    """cublaslt_gemm_nt with A given as [K, M] and B as [N, K]."""
 
 def einsum(expr: str, a: Tensor, b: Tensor, d: Tensor, c: Tensor | None = None, use_cublaslt: bool = False) -> None:
     """One of three fixed contractions of bf16 operands, accumulated in float32 (expr is matched exactly):
@@ -316,7 +311,7 @@ def fp8_fp4_mqa_logits(q: tuple[Tensor, Tensor | None], kv: tuple[Tensor, Tensor
     allocation, E = 1024 bytes / element size, so the row stride is a multiple of 1024 bytes.
     max_seqlen_k > 0 (needs clean_logits=False): returns [S, max_seqlen_k] with column t holding
     key ks[i] + t, row stride align(align(max_seqlen_k, 256), E). Entries outside [ks, ke) are
-    unspecified upstream unless clean_logits; this implementation always writes -inf there.
+    -inf, with or without clean_logits.
     """
 
 def fp8_mqa_logits(q: Tensor, kv: tuple[Tensor, Tensor], weights: Tensor, cu_seq_len_k_start: Tensor, cu_seq_len_k_end: Tensor, clean_logits: bool = True, max_seqlen_k: int = 0) -> Tensor:
@@ -350,10 +345,9 @@ def fp8_fp4_paged_mqa_logits(q: tuple[Tensor, Tensor | None], kv_cache: Tensor, 
     result, column j < context_lens[b, t], is sum_h weights[r, h] * relu(q[b, t, h] . kv_j), kv_j
     being token j % block_kv of block block_table[seq, j // block_kv]. Returns
     [B * next_n, max_context_len], a view with row stride align(align(max_context_len, 256), E),
-    E = 1024 bytes / element size. Columns at or past the context length are -inf here
-    (unspecified upstream). A needed block-table entry outside [0, num_blocks), a column past
+    E = 1024 bytes / element size. Columns at or past the context length are -inf. A needed block-table entry outside [0, num_blocks), a column past
     max_blocks * block_kv, or an indices entry outside the table's rows gives NaN (never a fault).
-    clean_logits=True is not supported (RuntimeError), as upstream.
+    clean_logits=True is not supported (RuntimeError).
     """
 
 def fp8_paged_mqa_logits(q: Tensor, kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, indices: Tensor | None = None) -> Tensor:
@@ -389,9 +383,8 @@ def get_symm_buffer_size_for_mega_moe(num_ranks: int, num_experts: int, num_max_
     num_sf_ring_tokens. num_experts must be divisible by num_ranks, num_max_tokens_per_rank a
     positive multiple of 384, 1 <= num_topk <= num_experts, mma_type 'fp8xfp4' (then hidden and
     intermediate_hidden are multiples of 128) or 'bf16xbf16' (intermediate_hidden a multiple of 8),
-    activation 'swiglu'. Upstream returned a closure that sliced the buffer; a schema returns data
-    only, and deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts the views
-    in Python (see _get_symm_buffer_views_for_mega_moe for why).
+    activation 'swiglu'. deep_gemm.mega._slice_symm_buffer_for_mega_moe(buffer, layout_info) cuts
+    the buffer into its views; deep_gemm.mega.SymmBuffer does it for you.
     """
 
 def _get_symm_buffer_views_for_mega_moe(mma_type: str, num_max_tokens_per_rank: int, num_topk: int, hidden: int, intermediate_hidden: int, num_shared_experts: int, num_ring_tokens: int) -> list[int]:
@@ -400,10 +393,15 @@ def _get_symm_buffer_views_for_mega_moe(mma_type: str, num_max_tokens_per_rank: 
     element type 0 none / 1 float8_e4m3fn / 2 bfloat16 / 3 int32 / 4 int64 / 5 float32, ndim,
     3 sizes, 3 strides in elements), in buffer order: workspace, x, x_sf, topk_idx, topk_weights,
     shared_l1_sf, shared_l2_token, shared_l2_sf, l1_token, l1_sf, l2_token, l2_sf, recv_info,
-    recv_weights, l2_out, combine. Returning data, not views, is deliberate: an op returning
-    Tensor(a) aliases of its input cannot be functionalized (opcheck and torch.compile reject it),
-    and int[] arguments arrive as 32-bit ints while real offsets pass 2 GiB, so deep_gemm.mega
-    cuts the views itself with torch view ops from this description.
+    recv_weights, l2_out, combine. deep_gemm.mega cuts the views from this description with torch
+    view ops (docs/omissions.md says why no op returns the views).
+    """
+
+def _get_workspace_words_for_mega_moe() -> tuple[int, int]:
+    """(recv_rows, stop): the indices of two int64 words in the workspace, the buffer's first region.
+    recv_rows holds the rows this rank received in the last call. stop is 0 while every rank
+    proceeds; a rank whose call failed writes 1 + its rank there in every rank's buffer, which
+    ends every wait at the fused op's barrier.
     """
 
 def fp8_fp4_mega_moe(y: Tensor, l1_weights: tuple[Tensor, Tensor], l2_weights: tuple[Tensor, Tensor], shared_l1_weights: Tensor | None, shared_l1_weights_sf: Tensor | None, shared_l2_weights: Tensor | None, shared_l2_weights_sf: Tensor | None, cumulative_local_expert_recv_stats: Tensor | None, sym_buffer: Tensor, sym_buffer_ptrs: Sequence[int], rank_idx: int, num_max_tokens_per_rank: int, num_experts: int, num_topk: int, recipe: tuple[int, int, int], activation: str, activation_clamp: float | None, fast_math: bool, situ_beta: float | None = None, situ_linear_beta: float | None = None) -> None:

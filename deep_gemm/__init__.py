@@ -12,9 +12,9 @@ import shutil
 
 import torch  # noqa: F401  (the extension links against torch's libraries: load them first)
 
-from . import _C, mega, testing, utils  # noqa: F401  (submodules are part of the public package)
+from . import _C, legacy, mega, testing, utils  # noqa: F401  (submodules are part of the public package)
 from ._C import *  # noqa: F403  (exactly the ops in _C.__all__, i.e. those this build has)
-from .mega import (  # noqa: F401  (the Python surface of Mega MoE, spec section 3)
+from .mega import (  # noqa: F401  (Mega MoE's Python surface, named as upstream DeepGEMM's deep_gemm/__init__.py names it)
     SymmBuffer,
     bf16_mega_moe,
     fp8_fp4_mega_moe,

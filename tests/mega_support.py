@@ -1,11 +1,11 @@
 """Mega MoE test support: random problems, an unfused reference, and the multi-process workers.
 
-The reference follows the spec's definition of Mega MoE step by step, on the
+The reference follows the definition of Mega MoE in fp8_fp4_mega_moe's doc (docs/ops.md) step by step, on the
 raw operands: dispatch each used (token, slot) to its expert, L1 = x . W1^T,
 SwiGLU with clamp and the top-k weight, FP8 requantisation with per-32 UE8M0
 scales (amax floored at 1e-4, scale rounded up to a power of two), L2, and the
 sum over the token's slots on its own rank.  Products are formed in float64
-(exact for FP8 x FP4 with power-of-two scales) and every rounding the spec
+(exact for FP8 x FP4 with power-of-two scales) and every rounding that doc
 names (float32 accumulate, bf16 outputs, FP8 activations) is applied where it
 says, so the result is compared bitwise.  The reference calls nothing of
 deep_gemm; deep_gemm.utils only builds quantised inputs.  A second expected
@@ -231,7 +231,7 @@ def unfused(rank: int, world: int, group: Any, p: Problem, clamp: float | None) 
     GEMMs through deep_gemm's m-grouped contiguous GEMMs on the experts' weights
     as given (no transform_weights_for_mega_moe); the activation and the FP8
     requantisation (deep_gemm.utils.per_token_cast_to_fp8) are applied in
-    between, as the spec orders them.  Rows stay in (source rank, token, slot)
+    between, as that doc orders them.  Rows stay in (source rank, token, slot)
     order, so the fused op must give the same bits.
     """
     import torch.distributed as dist
@@ -314,7 +314,7 @@ def _check_valid_calls(
         )
         buf = symm_buffer(p, group, device, symmetric)
         assert buf.num_ranks == world and buf.rank == rank
-        assert buf.symmetric == bool(symmetric) and (any(buf.buffer_ptrs) == buf.symmetric)
+        assert buf.symmetric == bool(symmetric) and (any(buf.handle.buffer_ptrs) == buf.symmetric)
         w1, w2 = (to_device(w, device) for w in p.local_weights(rank))
         ys, counts = reference(p, clamp)
         per_rank = experts // world
@@ -329,7 +329,7 @@ def _check_valid_calls(
             assert torch.equal(unfused(rank, world, group, p, clamp), y), f"rank {rank}, case {n}: y != unfused"
         want = stats0 + 2 * counts[rank * per_rank : (rank + 1) * per_rank].to(torch.int32)
         assert torch.equal(stats.cpu(), want), f"rank {rank}, case {n}: stats {stats.tolist()} != {want.tolist()}"
-        received = buf._views["workspace"][0].item()
+        received = buf.views["workspace"][0].item()
         assert received == counts[rank * per_rank : (rank + 1) * per_rank].sum().item()
         if skew:  # every token picked rank 0's experts first: its receive region is exactly full
             assert rank != 0 or received == buf.num_ring_tokens

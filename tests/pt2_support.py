@@ -31,6 +31,20 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 _BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
+# Section titles of docs/adding-an-op.md, which failure messages point at.
+GUIDE_SECTIONS = {
+    "manifest": "1. The manifest entry",
+    "header": "2. The implementation header",
+    "samples": "5. Samples",
+    "read_and_written": "6. Ops that read what they write",
+}
+
+
+def guide(section: str) -> str:
+    """Where docs/adding-an-op.md explains what a failure asks for."""
+    return f"see docs/adding-an-op.md, section '{GUIDE_SECTIONS[section]}'"
+
+
 def present(name: str) -> bool:
     """Whether this build registered the op (ops under a guard that is off are absent)."""
     return hasattr(torch.ops.deep_gemm, name)
@@ -140,7 +154,10 @@ def cases(names: list[str], devices: tuple[str, ...] | list[str] = ("cpu",)) -> 
 
 def require_sample(name: str, sample: Sample | None) -> Sample:
     if sample is None:
-        pytest.fail(f"{name} has no samples: register them in tests/samples/<family>.py with @samples('{name}')")
+        pytest.fail(
+            f"{name} has no samples: register them in tests/samples/<family>.py with @samples('{name}'); "
+            + guide("samples")
+        )
     return fresh(sample)
 
 

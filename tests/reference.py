@@ -1,4 +1,4 @@
-"""Independent float64 references, written from the definitions in the spec.
+"""Independent float64 references, written from the ops' definitions in their docs (ops.yaml, docs/ops.md).
 
 Nothing here calls deep_gemm: values are decoded bit by bit from the raw
 operands (FP8 via torch's own e4m3 decoding, FP4 and UE8M0 from their bit

@@ -1,7 +1,8 @@
 """The attention family: fp8_gemm_nt_skip_head_mid, the MQA logits (ragged and paged) and the
 paged schedule.
 
-Expected values come from float64 references written from the spec's formulas (§4.7, §4.8):
+Expected values come from float64 references written from the formulas of the ops' docs (docs/ops.md:
+fp8_fp4_mqa_logits, fp8_fp4_paged_mqa_logits):
     logits[i, j] = sum_h w[i, h] * relu(sum_d q[i, h, d] * kv_deq[j, d])   for ks[i] <= j < ke[i]
 with the paged form reading token j of a sequence through its block table.  Nothing here
 calls deep_gemm to make an expected value.
@@ -127,7 +128,7 @@ def indexer_f64(q: torch.Tensor, kv: torch.Tensor, w: torch.Tensor) -> tuple[tor
 
 
 def mqa_reference(x, max_seqlen_k: int = 0) -> Expected:
-    """The spec's logits with -inf outside [ks, ke); compressed: column t is key ks[i] + t."""
+    """The logits of fp8_fp4_mqa_logits's doc with -inf outside [ks, ke); compressed: column t is key ks[i] + t."""
     full, full_mag = indexer_f64(query_f64(x.q, x.q_sf), rows_f64(x.kv, x.kv_sf), x.weights)
     s, s_kv = full.shape
     cols = max_seqlen_k if max_seqlen_k > 0 else s_kv

@@ -101,6 +101,10 @@ CASES = {
         ops("- schema: mm(Tensor a) -> Tensor\n  doc: x\n"),
         "ops.yaml:9:9: op 'mm': op returns Tensor but has no 'fake'; expected 'meta' or {function: module.name}",
     ),
+    "fake_module_missing": (
+        ops("- schema: mm(Tensor a) -> Tensor\n  fake: {function: fakes.gemm.mm}\n  doc: x\n"),
+        "ops.yaml:10:26: op 'mm': fake function 'fakes.gemm.mm': no module 'fakes.gemm' (looked for fakes/gemm.py and fakes/gemm/__init__.py); expected the module that defines the fake",
+    ),
     "undecided_write_marker": (
         ops("- schema: mm(Tensor a, Tensor(d!) d) -> ()\n  writes: ['?d']\n  doc: x\n"),
         "ops.yaml:10:18: op 'mm': 'writes' still holds the undecided marker '?d'; expected a person to decide whether 'd' is written, then list it or drop it",
@@ -191,3 +195,39 @@ def test_unknown_python_default_lists_the_valid_names(tmp_path: Path, capsys: py
     assert (
         "python default for 'beta', which is not an unpacked argument of the schema; expected one of 'alpha', 'n'"
     ) in err, err
+
+
+FAKE_OPS = """\
+- schema: mm(Tensor a) -> Tensor
+  fake: {function: fakes.gemm.mm_fake}
+  doc: x
+- schema: nn(Tensor a) -> Tensor
+  fake: {function: fakes.nn_fake}
+  doc: y
+"""
+
+
+def test_fake_functions_resolve_statically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """check and regenerate read the fakes' modules with ast: a name they do not define is an error at its line."""
+    (tmp_path / "fakes").mkdir()
+    # A module that imports torch (never imported by the check) and misses the name by one letter.
+    (tmp_path / "fakes/gemm.py").write_text("import torch\n\n\ndef mm_fak(a):\n    return torch.empty_like(a)\n")
+    # A package whose __init__ re-exports the name: that counts as defining it.
+    (tmp_path / "fakes/__init__.py").write_text("from .impl import nn_fake as nn_fake\n")
+    manifest = tmp_path / "ops.yaml"
+    manifest.write_text(ops(FAKE_OPS))
+    for command in ("check", "regenerate"):
+        code = main([command, "--manifest", str(manifest), "--root", str(tmp_path)])
+        err = capsys.readouterr().err.replace(str(tmp_path) + "/", "")
+        assert code == 2, err
+        assert err.splitlines()[:-1] == [
+            "ops.yaml:10:26: op 'mm': fake function 'fakes.gemm.mm_fake': fakes/gemm.py defines no 'mm_fake' "
+            "(did you mean 'mm_fak'?); expected a function of that name at the module's top level"
+        ]
+    assert not (tmp_path / "csrc").exists()
+    (tmp_path / "fakes/gemm.py").write_text("def mm_fake(a):\n    return a\n")
+    assert main(["regenerate", "--manifest", str(manifest), "--root", str(tmp_path)]) == 0
+    assert "_register_fake('deep_gemm::mm', 'fakes.gemm.mm_fake')" in (tmp_path / "deep_gemm/_C.py").read_text()
+    (tmp_path / "fakes/gemm.py").write_text("def mm_fake(a:\n")
+    assert main(["check", "--manifest", str(manifest), "--root", str(tmp_path)]) == 2
+    assert "fake function 'fakes.gemm.mm_fake': fakes/gemm.py does not parse: " in capsys.readouterr().err

@@ -24,6 +24,8 @@ def tree(tmp_path: Path) -> Path:
     for rel in render(load_manifest(ROOT / "ops.yaml", cache_root=ROOT)):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
+    # The modules the manifest's fakes live in: check reads them (codegen/fakes.py).
+    shutil.copytree(ROOT / "deep_gemm" / "_fakes", tmp_path / "deep_gemm" / "_fakes")
     return tmp_path
 
 

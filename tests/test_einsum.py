@@ -2,7 +2,8 @@
 
 The references below are written from the definitions (a broadcast product
 summed over the contracted letters, FP8 values times the scale of their block)
-and never call deep_gemm or torch.einsum.
+and never call deep_gemm or torch.einsum; only test_head_contractions_agree_with_torch_einsum
+compares with torch.einsum, because agreeing with it is the property it pins.
 """
 
 from __future__ import annotations
@@ -150,6 +151,30 @@ def test_use_cublaslt_gives_the_same_result(expr: str) -> None:
     assert torch.equal(d1, d2)
     ref, bound = contract_f64(expr, a.to(F64), b.to(F64)), contract_f64(expr, a.to(F64).abs(), b.to(F64).abs())
     assert_close_to(d2, ref, bound, 40)
+
+
+@pytest.mark.parametrize("expr", ["bhr,hdr->bhd", "bhd,hdr->bhr"])
+@pytest.mark.parametrize("nb,h,k,n", [(4, 16, 512, 128), (33, 8, 1024, 256)])
+def test_head_contractions_agree_with_torch_einsum(
+    expr: str, nb: int, h: int, k: int, n: int, device: torch.device
+) -> None:
+    # Callers compare these two with torch.einsum on the same bf16 operands and require
+    # calc_diff < 1e-10: a float32 accumulation rounded once to bf16, as torch.einsum does.
+    a = torch.randn(nb, h, k, device=device).bfloat16()
+    full = (
+        torch.randn(h, n + 128, k, device=device)
+        if expr == "bhr,hdr->bhd"
+        else torch.randn(h, k, n + 128, device=device)
+    )
+    b = full.bfloat16()[:, :n, :] if expr == "bhr,hdr->bhd" else full.bfloat16()[:, :, :n]
+    assert not b.is_contiguous() and b.stride(-1) == 1
+    d = torch.full((nb, h, n), float("nan"), device=device, dtype=torch.bfloat16)
+    deep_gemm.einsum(expr, a, b, d)
+    expected = torch.einsum(expr, a, b)
+    assert deep_gemm.testing.calc_diff(d, expected) < 1e-10
+    assert torch.equal(d, expected)
+    ref = contract_f64(expr, a.cpu().to(F64), b.cpu().to(F64))
+    assert_close_to(d.cpu(), ref, contract_f64(expr, a.cpu().to(F64).abs(), b.cpu().to(F64).abs()), k)
 
 
 # ---- fp8_einsum --------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pt2_support import present, report
+from pt2_support import guide, present, report
 
 from manifest import OPS
 
@@ -184,7 +184,10 @@ def test_fuzz_every_op(request: pytest.FixtureRequest) -> None:
     for row in rows.values():
         total.update(row)
     assert total["cases"] == CASES_PER_OP * len(names)
-    assert not failures, f"{len(failures)} rule violations:\n" + "\n".join(failures[:40])
+    assert not failures, (
+        f"{len(failures)} rule violations ({guide('header')}: check every argument, dtypes included, "
+        "before any ATen call):\n" + "\n".join(failures[:40])
+    )
     assert total["crashes"] == 0 and total["hangs"] == 0
     # The fuzzer must exercise both paths, or it is not testing anything.
     assert total["exceptions"] > 0 and total["ok"] > 0

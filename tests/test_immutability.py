@@ -35,6 +35,7 @@ from pt2_support import (
     call_schema,
     cases,
     fresh,
+    guide,
     require_sample,
     runtime_state_restored,
     same_bits,
@@ -52,7 +53,8 @@ Mask = Callable[[dict[str, Any], str, torch.Tensor], torch.Tensor]
 
 
 def _m_grouped_contiguous_rows(v: dict[str, Any], arg: str, d: torch.Tensor) -> torch.Tensor:
-    """Rows of a group (and, with ensure_zero_padding, the psum padding after each group): spec 4.5."""
+    """Rows of a group (and, with ensure_zero_padding, the psum padding after each group), as the doc of
+    m_grouped_fp8_fp4_gemm_nt_contiguous (docs/ops.md) defines them."""
     layout, m, groups = v["grouped_layout"].long().cpu(), d.shape[0], v["b"].shape[0]
     if not v["use_psum_layout"]:
         rows = (layout >= 0) & (layout < groups)
@@ -133,7 +135,9 @@ def test_read_only_inputs_are_unchanged(name: str, sample: Sample | None, entry:
         out = call_schema(name, s) if entry == "schema" else call_legacy(name, s)
     for arg, t, before, meta in watched:
         assert _metadata(t) == meta, f"{name}[{s.name}]: read-only '{arg}' changed shape/strides/offset"
-        assert same_bits(t, before), f"{name}[{s.name}]: read-only '{arg}' was modified (it has no '!')"
+        assert same_bits(t, before), (
+            f"{name}[{s.name}]: read-only '{arg}' was modified (it has no '!'); {guide('manifest')}"
+        )
     for arg, t, meta in written_meta:
         assert _metadata(t) == meta, f"{name}[{s.name}]: written '{arg}' was resized or restrided"
     for i, o in enumerate(tensors_in(out)):
@@ -151,12 +155,13 @@ def test_written_outputs_are_written(name: str, sample: Sample | None) -> None:
     base = require_sample(name, sample)
     runs: list[list[tuple[str, torch.Tensor]]] = []
     skipped: list[str] = []
+    read_too = READ_AND_WRITTEN.get(name, set())
     for byte in POISON_BYTES:
         s = fresh(base)
         tensors = _tensor_args(name, s)
         targets = []
         for arg, is_write, t in tensors:
-            if not is_write or t.numel() == 0 or arg in READ_AND_WRITTEN.get(name, ()):
+            if not is_write or t.numel() == 0 or arg in read_too:
                 continue
             if any(o is not t and shares_memory(o, t) for _, _, o in tensors):
                 skipped.append(arg)
@@ -167,8 +172,9 @@ def test_written_outputs_are_written(name: str, sample: Sample | None) -> None:
             call_schema(name, s)
         runs.append(targets)
     if not runs[0]:
-        why = f"{', '.join(sorted(set(skipped)))} also passed as an input" if skipped else "written tensors are empty"
-        pytest.skip(f"nothing to poison: {why}")
+        whys = [f"{', '.join(sorted(set(skipped)))} also passed as an input"] if skipped else []
+        whys += [f"{', '.join(sorted(read_too))} read by the op (READ_AND_WRITTEN)"] if read_too else []
+        pytest.skip(f"nothing to poison: {'; '.join(whys) or 'written tensors are empty'}")
     mask_of = PARTIAL_WRITES.get(name)
     for (arg, first), (_, second) in zip(runs[0], runs[1]):
         overwritten = bits(first) == bits(second)
@@ -176,5 +182,7 @@ def test_written_outputs_are_written(name: str, sample: Sample | None) -> None:
         left = int((must & ~overwritten).sum())
         assert left == 0, (
             f"{name}[{base.name}]: {left} of {int(must.sum())} elements of '{arg}' that the op must write "
-            "still hold the poison (or depend on the old contents)"
+            "still hold the poison (or depend on the old contents). An op that reads what it writes lists the "
+            "argument in READ_AND_WRITTEN, one that writes part of it by design in PARTIAL_WRITES; "
+            + guide("read_and_written")
         )

@@ -1,4 +1,4 @@
-"""Layout ops: values, shapes and strides exactly as the spec defines them."""
+"""Layout ops: values, shapes and strides exactly as their docs (ops.yaml, docs/ops.md) define them."""
 
 from __future__ import annotations
 

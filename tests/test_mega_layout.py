@@ -1,12 +1,14 @@
-"""The Mega MoE symmetric buffer: sizing, layout_info, views, weight transform, errors.
+"""The Mega MoE symmetric buffer: sizing, layout_info, views, errors (the weight transform: test_mega_weights.py).
 
-Expected region sizes are written here from the layout in the spec (workspace,
+Expected region sizes are written here from the layout that Note [Mega MoE symmetric buffer
+layout] in csrc/kernels/mega_layout.hpp describes (workspace,
 staged inputs, L1/L2 receive regions with M-major scale views, the combine
 buffer), never read back from deep_gemm.
 """
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import pytest
@@ -15,9 +17,15 @@ import torch
 import deep_gemm
 import deep_gemm.mega as mega
 from deep_gemm import _C
+from deep_gemm.mega.layout import WORKSPACE_WORDS, region_views
 from samples.mega import SIZE_CONFIGS
 
-OPS = ("get_token_alignment_for_mega_moe", "get_symm_buffer_size_for_mega_moe", "_get_symm_buffer_views_for_mega_moe")
+OPS = (
+    "get_token_alignment_for_mega_moe",
+    "get_symm_buffer_size_for_mega_moe",
+    "_get_symm_buffer_views_for_mega_moe",
+    "_get_workspace_words_for_mega_moe",
+)
 ELT = {torch.float8_e4m3fn: 1, torch.bfloat16: 2, torch.int32: 4, torch.int64: 8, torch.float32: 4}
 
 
@@ -86,7 +94,7 @@ def test_layout_info_fields(config: tuple) -> None:
 
 
 @pytest.mark.parametrize("config", SIZE_CONFIGS, ids=CONFIG_IDS)
-def test_regions_are_aligned_disjoint_and_sized_as_the_spec_layout(config: tuple) -> None:
+def test_regions_are_aligned_disjoint_and_sized_as_the_layout_note_says(config: tuple) -> None:
     r, e, t, k, h, i, mma, s = config
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(r, e, t, k, h, i, mma, "swiglu", s)
     flat = _C._get_symm_buffer_views_for_mega_moe(mma, t, k, h, i, s, ring_tokens(r, e, t, k))
@@ -123,7 +131,7 @@ def test_views_cover_exactly_their_byte_ranges(config: tuple) -> None:
     r, e, t, k, h, i, mma, s = config
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(r, e, t, k, h, i, mma, "swiglu", s)
     buffer = torch.zeros(num_bytes, dtype=torch.uint8)
-    views = mega._region_views("test", buffer, info)
+    views = region_views("test", buffer, info)
     expected = expected_regions(mma, t, k, h, i, s, ring_tokens(r, e, t, k))
     for name, view in views.items():
         if expected[name] is None:
@@ -163,7 +171,7 @@ def test_layout_info_round_trips_through_slice(config: tuple) -> None:
 
 def test_symm_buffer_single_rank_without_process_group() -> None:
     buf = mega.SymmBuffer(None, 4, 384, 2, 256, 128)
-    assert (buf.num_ranks, buf.rank, buf.buffer_ptrs) == (1, 0, [0])
+    assert (buf.num_ranks, buf.rank, buf.handle.buffer_ptrs) == (1, 0, [0])
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(1, 4, 384, 2, 256, 128, "fp8xfp4", "swiglu")
     assert (buf.num_bytes, buf.layout_info, buf.buffer.numel()) == (num_bytes, info, num_bytes)
     assert buf.buffer.dtype == torch.int8 and not buf.buffer.any()
@@ -174,8 +182,57 @@ def test_symm_buffer_single_rank_without_process_group() -> None:
     assert buf.l1_acts.shape == (768, 256) and buf.l2_acts.shape == (768, 128)
     assert buf.l1_acts_sf.shape == (768, 2) and buf.l2_acts_sf.shape == (768, 1)
     assert buf.shared_l2_acts is None and buf.num_ring_tokens == 768
+    assert buf.op_kwargs()["sym_buffer_ptrs"] is buf.handle.buffer_ptrs
     buf.destroy()
-    assert buf.buffer is None and buf.x is None
+    assert buf.buffer is None and buf.handle is None
+    for name in ("x", "x_sf", "topk_idx", "topk_weights", "l1_acts", "l1_acts_sf", "l2_acts", "l2_acts_sf"):
+        assert getattr(buf, name) is None, name
+
+
+def test_layout_info_names_every_field() -> None:
+    num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(2, 8, 384, 2, 256, 128, "fp8xfp4", "swiglu", 1)
+    named = mega.LayoutInfo(*info)
+    assert len(mega.LAYOUT_FIELDS) == 23 and mega.LAYOUT_FIELDS == mega.LayoutInfo._fields
+    assert (named.num_bytes, named.mma_type, named.num_shared_experts) == (num_bytes, "fp8xfp4", 1)
+    assert (named.hidden, named.intermediate_hidden, named.shared_intermediate_hidden) == (256, 128, 128)
+    assert named.num_ring_tokens == ring_tokens(2, 8, 384, 2)
+    # The offsets layout_info carries are those of the regions after the workspace, up to l2_sf.
+    assert mega.PUBLIC_REGIONS == mega.REGIONS[1:12]
+
+
+def test_workspace_words_are_the_header_and_the_stop_word() -> None:
+    """The indices Python writes come from the C++ layout: word 0 counts received rows, word 2 stops the barrier."""
+    assert tuple(torch.ops.deep_gemm._get_workspace_words_for_mega_moe()) == (0, 2)
+    assert WORKSPACE_WORDS == (0, 2) and WORKSPACE_WORDS.stop == 2
+
+
+UPSTREAM_FACTORY_PARAMETERS = (
+    "group",
+    "num_experts",
+    "num_max_tokens_per_rank",
+    "num_topk",
+    "hidden",
+    "intermediate_hidden",
+    "use_fp8_dispatch",
+    "mma_type",
+    "activation",
+)
+
+
+def test_get_symm_buffer_keeps_upstream_positional_order() -> None:
+    params = inspect.signature(mega.get_symm_buffer_for_mega_moe).parameters.values()
+    positional = tuple(p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    keyword_only = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    assert positional == UPSTREAM_FACTORY_PARAMETERS
+    assert keyword_only == {"num_shared_experts", "device", "symmetric"}
+    # An upstream-style call: use_fp8_dispatch, then mma_type, by position.
+    with pytest.warns(DeprecationWarning):
+        buf = mega.get_symm_buffer_for_mega_moe(None, 2, 384, 1, 64, 16, False, "bf16xbf16")
+    assert buf.mma_type == "bf16xbf16" and buf.x.dtype == torch.bfloat16
+    with pytest.raises(TypeError):
+        mega.get_symm_buffer_for_mega_moe(None, 2, 384, 1, 64, 16, None, "bf16xbf16", "swiglu", 1)
+    shared = mega.get_symm_buffer_for_mega_moe(None, 4, 384, 2, 128, 128, num_shared_experts=1)
+    assert shared.num_shared_experts == 1 and shared.shared_l2_acts is not None
 
 
 def test_symm_buffer_bf16_has_no_scale_views() -> None:
@@ -250,9 +307,9 @@ def test_size_errors_name_the_argument(change: dict, message: str) -> None:
                 None,
                 8,
                 *(args[n] for n in ("num_max_tokens_per_rank", "num_topk", "hidden", "intermediate_hidden")),
-                args.get("num_shared_experts", 0),
                 args["mma_type"],
                 args["activation"],
+                num_shared_experts=args.get("num_shared_experts", 0),
             )
 
 
@@ -278,7 +335,7 @@ def test_slice_rejects_bad_layout_info_and_buffers() -> None:
     prefix = "_slice_symm_buffer_for_mega_moe: argument "
     bad = list(info)
     bad[3] += 128
-    with pytest.raises(ValueError, match=_escape(prefix + f"'layout_info' field 3 (topk_idx offset) is {bad[3]}")):
+    with pytest.raises(ValueError, match=_escape(prefix + f"'layout_info' field 3 (topk_idx_offset) is {bad[3]}")):
         slice_(buffer, bad)
     bad = list(info)
     bad[21] = 384 * 5  # a different receive capacity: every later offset moves
@@ -290,7 +347,7 @@ def test_slice_rejects_bad_layout_info_and_buffers() -> None:
         slice_(buffer, torch.tensor(info))
     bad = list(info)
     bad[12] = 2
-    with pytest.raises(ValueError, match=_escape(prefix + "'layout_info' field 12 (mma kind) must be 0")):
+    with pytest.raises(ValueError, match=_escape(prefix + "'layout_info' field 12 (mma_kind) must be 0")):
         slice_(buffer, bad)
     bad = list(info)
     bad[17] = 100
@@ -303,82 +360,3 @@ def test_slice_rejects_bad_layout_info_and_buffers() -> None:
     with pytest.raises(ValueError, match=_escape(prefix + "'buffer' must be a contiguous 1-D int8 or uint8 tensor")):
         slice_(buffer.view(2, -1), info)
     assert not buffer.any()
-
-
-# ---- weight transform ---------------------------------------------------------------------------
-
-
-def _row_tagged(e: int, rows: int, cols: int, dtype: torch.dtype = torch.int32) -> torch.Tensor:
-    """[e, rows, cols] whose row r of expert x holds x * 100000 + r in every column (plus noise in col 0)."""
-    tags = torch.arange(e).view(e, 1, 1) * 100000 + torch.arange(rows).view(1, rows, 1)
-    return (tags + torch.zeros(1, 1, cols, dtype=torch.int64)).to(dtype)
-
-
-def _interleaved_source(q: int, inter: int) -> int:
-    """Source row (in [gate | up]) of interleaved row q: chunks of 8 gate rows, then 8 up rows."""
-    chunk, within = divmod(q, 16)
-    return (inter if within >= 8 else 0) + chunk * 8 + within % 8
-
-
-def _utccp_source(q: int) -> int:
-    """Source row of row q after the 4 x 32 transpose inside each 128-row block (32i + j -> 4j + i)."""
-    block, within = divmod(q, 128)
-    j, i = divmod(within, 4)
-    return block * 128 + 32 * i + j
-
-
-def test_transform_weights_fp8_fp4_moves_rows_as_the_spec_says() -> None:
-    e, h, inter = 2, 256, 128
-    w1, sf1 = torch.randint(-128, 127, (e, 2 * inter, h // 2), dtype=torch.int8), _row_tagged(e, 2 * inter, h // 128)
-    w2, sf2 = torch.randint(-128, 127, (e, h, inter // 2), dtype=torch.int8), _row_tagged(e, h, inter // 128)
-    originals = [t.clone() for t in (w1, sf1, w2, sf2)]
-    (tw1, tsf1), (tw2, tsf2) = mega.transform_weights_for_mega_moe((w1, sf1), (w2, sf2))
-    for before, t in zip(originals, (w1, sf1, w2, sf2)):
-        assert torch.equal(before, t)  # inputs untouched
-    for out in (tw1, tsf1, tw2, tsf2):
-        assert out.is_contiguous()
-    for q in range(2 * inter):
-        assert torch.equal(tw1[:, q], w1[:, _interleaved_source(q, inter)])
-        assert torch.equal(tsf1[:, q], sf1[:, _interleaved_source(_utccp_source(q), inter)])
-    for q in range(h):
-        assert torch.equal(tsf2[:, q], sf2[:, _utccp_source(q)])
-    assert torch.equal(tw2, w2)
-
-
-def test_transform_weights_bf16_interleaves_l1_only() -> None:
-    e, h, inter = 3, 64, 24
-    w1, w2 = torch.randn(e, 2 * inter, h).bfloat16(), torch.randn(e, h, inter).bfloat16().transpose(1, 2)
-    tw1, tw2 = mega.transform_weights_for_mega_moe(w1, w2.transpose(1, 2))
-    for q in range(2 * inter):
-        assert torch.equal(tw1[:, q], w1[:, _interleaved_source(q, inter)])
-    assert torch.equal(tw2, w2.transpose(1, 2)) and tw2.is_contiguous()
-
-
-def test_transform_weights_errors() -> None:
-    w1, sf1 = torch.zeros(1, 256, 64, dtype=torch.int8), torch.zeros(1, 256, 1, dtype=torch.int32)
-    w2, sf2 = torch.zeros(1, 128, 64, dtype=torch.int8), torch.zeros(1, 128, 1, dtype=torch.int32)
-    t = mega.transform_weights_for_mega_moe
-    prefix = "transform_weights_for_mega_moe: argument "
-    with pytest.raises(ValueError, match=_escape(prefix + "'activation' must be 'swiglu', got 'relu'")):
-        t((w1, sf1), (w2, sf2), activation="relu")
-    with pytest.raises(ValueError, match=_escape(prefix + "'l2_weights' must be a (data, sf) pair")):
-        t((w1, sf1), w2)
-    with pytest.raises(
-        ValueError, match=_escape(prefix + "'l1_weights' must have a row count that is a multiple of 16")
-    ):
-        t((w1[:, :8], sf1[:, :8]), (w2, sf2))
-    with pytest.raises(
-        ValueError, match=_escape(prefix + "'l2_weights_sf' must have a row count that is a multiple of 128")
-    ):
-        t((w1, sf1), (w2[:, :64], sf2[:, :64]))
-    with pytest.raises(ValueError, match=_escape(prefix + "'l1_weights_sf' must be a 3-D tensor")):
-        t((w1, sf1[0]), (w2, sf2))
-    with pytest.raises(
-        ValueError, match=_escape(prefix + "'l1_weights_sf' must have the experts and rows of its data")
-    ):
-        t((w1, sf1.expand(2, -1, -1)), (w2, sf2))
-    with pytest.raises(ValueError, match=_escape(prefix + "'l2_weights' must be a bf16 tensor, like l1_weights")):
-        t(torch.zeros(1, 16, 8), (w2, sf2))
-
-
-# ---- opcheck ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Mega MoE end to end: one rank in-process, 2 and 4 ranks over gloo, errors, opcheck.
 
-Expected values come from mega_support.reference (the spec's definition in
+Expected values come from mega_support.reference (the definition of fp8_fp4_mega_moe's doc, docs/ops.md, in
 float64, mirroring its roundings), compared bitwise.  On several ranks the
 fused result must also equal, bitwise, mega_support.unfused: the same layer
 built from torch.distributed's all-to-all and deep_gemm's m-grouped GEMMs.
@@ -27,6 +27,7 @@ from mega_support import (
 import deep_gemm
 import deep_gemm.mega as mega
 from deep_gemm import _C
+from deep_gemm.mega.layout import region_views
 
 
 def _seed() -> int:
@@ -38,7 +39,7 @@ def _call(entry: str, p, y, w1, w2, buf, stats, clamp) -> None:
     if entry == "mega":
         call_mega(p, y, w1, w2, buf, stats, clamp)
         return
-    common = (buf.buffer, buf.buffer_ptrs, buf.rank, buf.num_max_tokens_per_rank, buf.num_experts, buf.num_topk)
+    common = (buf.buffer, buf.handle.buffer_ptrs, buf.rank, buf.num_max_tokens_per_rank, buf.num_experts, buf.num_topk)
     if entry == "legacy":  # deep_gemm._C, (data, sf) pairs
         if p.fp8:
             _C.fp8_fp4_mega_moe(y, w1, w2, None, None, None, None, stats, *common, (1, 1, 32), "swiglu", clamp, True)
@@ -102,7 +103,7 @@ def test_buffer_holds_the_dispatched_rows_and_fp8_activations() -> None:
     stage(buf, p, 0)
     y = torch.empty(6, 128, dtype=torch.bfloat16)
     mega.fp8_fp4_mega_moe(y, *p.local_weights(0), buf)
-    views = buf._views
+    views = buf.views
     assert views["workspace"][0].item() == 12
     info = views["recv_info"][:12]
     tokens, slots = torch.arange(6).repeat_interleave(2), torch.arange(2).repeat(6)
@@ -115,7 +116,7 @@ def test_buffer_holds_the_dispatched_rows_and_fp8_activations() -> None:
         rows = (info[:, 3] == e).nonzero().flatten()
         want = _expert_rows(p, e, None, x[tokens[rows]], p.topk_weights[0][tokens[rows], slots[rows]])
         assert torch.equal(buf.l2_acts.view(torch.uint8)[rows], want["q"].view(torch.uint8))
-        assert torch.equal(buf._views["l2_out"][rows], want["out"])
+        assert torch.equal(buf.views["l2_out"][rows], want["out"])
 
 
 def test_more_ranks_mode_runs_local_experts_only() -> None:
@@ -125,7 +126,7 @@ def test_more_ranks_mode_runs_local_experts_only() -> None:
     p = make_problem(_seed(), "bf16xbf16", [5, 4], 4, 2, 64, 16, mask=0.0)
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(2, 4, ALIGN, 2, 64, 16, "bf16xbf16", "swiglu")
     buffer = torch.zeros(num_bytes, dtype=torch.int8)
-    views = mega._region_views("test", buffer, info)
+    views = region_views("test", buffer, info)
     # Rank 1 owns experts 2 and 3: gather every (rank, token, slot) routed there.
     rows = [
         (r, t, k) for r in range(2) for t in range(p.topk_idx[r].shape[0]) for k in range(2) if p.topk_idx[r][t, k] >= 2
@@ -181,7 +182,7 @@ def test_symmetric_buffer_needs_ranks_and_cuda() -> None:
     ):
         mega.SymmBuffer(None, 4, ALIGN, 2, 128, 128, symmetric=True)
     buf = mega.SymmBuffer(None, 4, ALIGN, 2, 128, 128)
-    assert not buf.symmetric and buf.buffer_ptrs == [0]
+    assert not buf.symmetric and buf.handle.buffer_ptrs == [0]
 
 
 # ---- errors on one rank ----------------------------------------------------------------------
@@ -362,7 +363,7 @@ def test_bad_received_rows_are_rejected() -> None:
     p = make_problem(_seed(), "bf16xbf16", [2, 2], 4, 2, 64, 16)
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(2, 4, ALIGN, 2, 64, 16, "bf16xbf16", "swiglu")
     buffer = torch.zeros(num_bytes, dtype=torch.int8)
-    views = mega._region_views("test", buffer, info)
+    views = region_views("test", buffer, info)
     w1, w2 = p.local_weights(0)
     args = (
         torch.zeros(2, 64, dtype=torch.bfloat16),

@@ -1,4 +1,4 @@
-"""get_ring_limit_for_mega_moe against its formula (spec section 2.7)."""
+"""get_ring_limit_for_mega_moe against the formula of its doc (ops.yaml, docs/ops.md)."""
 
 from __future__ import annotations
 

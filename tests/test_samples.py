@@ -7,14 +7,18 @@ escape every one of those suites; this module makes that a failure.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from pt2_support import (
+    GUIDE_SECTIONS,
     REGISTRY,
     absent_reason,
     bound,
     call_schema,
     fresh,
+    guide,
     present,
     runtime_state_restored,
     samples_of,
@@ -44,18 +48,21 @@ def test_op_has_samples(name: str) -> None:
     if not present(name):
         pytest.skip(absent_reason(name))
     assert name in REGISTRY, (
-        f"{name} has no samples: register them in tests/samples/<family>.py with @samples('{name}')"
+        f"{name} has no samples: register them in tests/samples/<family>.py with @samples('{name}'); "
+        + guide("samples")
     )
     found = samples_of(name)
     takes_args = bool(OPS[name].schema.args)
     assert len(found) >= (2 if takes_args else 1), (
-        f"{name} has {len(found)} sample(s); ops that take arguments need several (typical shapes and edge cases)"
+        f"{name} has {len(found)} sample(s); ops that take arguments need several (typical shapes and edge cases); "
+        + guide("samples")
     )
     names = [s.name for s in found]
     assert len(set(names)) == len(names), f"{name}: sample names repeat: {names}"
     if any(a.type.is_tensor for a in OPS[name].schema.args):
         assert any(_is_edge(name, s) for s in found), (
-            f"{name}: no edge-case sample (an empty tensor, a size-1 dim such as m=1, or an empty group / zero size)"
+            f"{name}: no edge-case sample (an empty tensor, a size-1 dim such as m=1, or an empty group / zero size); "
+            + guide("samples")
         )
 
 
@@ -67,6 +74,14 @@ def test_samples_are_valid_calls(name: str) -> None:
     for sample in samples_of(name):
         with runtime_state_restored():
             call_schema(name, fresh(sample))
+
+
+def test_failure_messages_point_at_sections_the_guide_has() -> None:
+    """The sample, immutability and fuzz suites cite docs/adding-an-op.md by section title."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "adding-an-op.md").read_text()
+    headings = {line.removeprefix("## ") for line in text.splitlines() if line.startswith("## ")}
+    missing = sorted(set(GUIDE_SECTIONS.values()) - headings)
+    assert not missing, f"docs/adding-an-op.md has no section {missing}; its sections: {sorted(headings)}"
 
 
 def test_registry_names_only_manifest_ops() -> None:

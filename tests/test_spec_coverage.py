@@ -1,4 +1,4 @@
-"""Nothing goes missing: every name DeepGEMM's pybind11 module bound (spec section 2) is in ops.yaml."""
+"""Nothing goes missing: every name upstream DeepGEMM's pybind11 module binds is in ops.yaml."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from manifest import MANIFEST
 
-# Spec section 2: the 52 m.def registrations of upstream main, per header.
+# The 52 m.def registrations of upstream DeepGEMM's pybind11 module, per header of its csrc/apis/.
 SPEC_OPS = {
     "runtime": [
         "set_num_sms",
@@ -70,7 +70,7 @@ SPEC_OPS = {
         "bf16_mega_moe",
     ],
 }
-# The 7 m.attr aliases, plus the legacy aliases deep_gemm/__init__.py exported (spec section 3).
+# The 7 m.attr aliases, plus the legacy aliases upstream's deep_gemm/__init__.py exports.
 SPEC_ALIASES = {
     "fp8_gemm_nt": "fp8_fp4_gemm_nt",
     "fp8_gemm_nn": "fp8_fp4_gemm_nn",

@@ -18,9 +18,9 @@
 #include <utility>
 
 #include "apis/runtime.hpp"
-#include "kernels/output.hpp"
-#include "kernels/quant.hpp"
-#include "kernels/scaled.hpp"
+#include "reference/output.hpp"
+#include "reference/quant.hpp"
+#include "reference/scaled.hpp"
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 

@@ -2,11 +2,10 @@
 // The cuBLASLt GEMMs of the gemm family: D = C + A . B^T without scales, in the
 // four operand layouts.  apis/gemm.hpp includes this header at its end.
 //
-// Upstream these call cuBLASLt directly and exist only in CUDA builds (the
-// manifest registers them under guard 'cuda').  This reference implementation
-// is ATen: it converts both operands to float32, multiplies in full float32
-// (cuBLASLt's FAST_TF32 / FP8 fast-accumulation modes round more) and casts
-// once into `d`.
+// Every build registers them (callers look them up by name whatever the device).
+// This implementation is ATen: it converts both operands to float32, multiplies
+// in full float32 (cuBLASLt's FAST_TF32 / FP8 fast-accumulation modes round
+// more) and casts once into `d`; on a GPU the product runs on cuBLAS(Lt).
 
 #include <ATen/ATen.h>
 
@@ -14,7 +13,7 @@
 #include <utility>
 
 #include "apis/gemm.hpp"
-#include "kernels/output.hpp"
+#include "reference/output.hpp"
 #include "utils/checks.hpp"
 
 namespace deep_gemm::gemm {

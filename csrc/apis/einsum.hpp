@@ -4,8 +4,9 @@
 // Only the expressions listed below exist (matched exactly, as upstream does);
 // anything else is rejected by name.  This is the reference (ATen)
 // implementation: operands are widened to float32 (FP8 ones multiplied by
-// their block scales first), contracted with at::einsum, and the result is
-// cast once into `d` after every check has passed.
+// their block scales first; the two bf16 head contractions stay bf16, see
+// bf16_head_contraction), contracted with at::einsum, and the result is cast
+// once into `d` after every check has passed.
 
 #include <ATen/ATen.h>
 
@@ -14,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/batched.hpp"
-#include "kernels/output.hpp"
-#include "kernels/scaled.hpp"
+#include "reference/batched.hpp"
+#include "reference/output.hpp"
+#include "reference/scaled.hpp"
 #include "utils/checks.hpp"
 
 namespace deep_gemm::einsum {
@@ -105,7 +106,11 @@ inline void bf16_head_contraction(const std::string& expr, const at::Tensor& a, 
   batched::writable(d, "d");
   no_c(c, expr);
   if (d.numel() == 0) return;
-  d.copy_(at::einsum(expr, {a.to(at::kFloat), b.to(at::kFloat)}));
+  // Contracted in bf16 by ATen: a float32 accumulator and one rounding to bf16, the computation
+  // torch.einsum performs on these operands, so the two agree bit for bit on every device.
+  // (Widening to float32 first would round the same sums in another order and differ in the
+  // last bit of a few elements.)
+  d.copy_(at::einsum(expr, {a, b}));
 }
 
 }  // namespace detail

@@ -3,8 +3,9 @@
 //
 // The NT form is the computation (D = C + A . B^T with A [M, K], B [N, K]);
 // NN, TN and TT hand it transposed views, exactly like the upstream library.
-// This is the reference (ATen) implementation: it runs on every device ATen
-// supports, accumulates in float32 and casts once into `d`.
+// On sm90 GPUs FP8 e4m3 operands with K contiguous run the native kernel
+// (apis/gemm_cuda.hpp); everything else runs the reference (ATen) path, which works
+// on every device ATen supports, accumulates in float32 and casts once into `d`.
 
 #include <ATen/ATen.h>
 
@@ -12,10 +13,14 @@
 #include <string>
 #include <utility>
 
-#include "kernels/cublas_paths.hpp"
-#include "kernels/output.hpp"
-#include "kernels/scaled.hpp"
+#include "reference/cublas_paths.hpp"
+#include "reference/output.hpp"
+#include "reference/scaled.hpp"
 #include "utils/checks.hpp"
+
+#ifdef DG_WITH_SM90_KERNELS
+#include "apis/gemm_cuda.hpp"
+#endif
 
 namespace deep_gemm::gemm {
 
@@ -41,6 +46,9 @@ inline void fp8_fp4_gemm_nt(const Pair& a, const Pair& b, const at::Tensor& d, c
   scaled::check_scale_shape(A, recipes.a);
   scaled::check_scale_shape(B, recipes.b);
   if (A.mn == 0 || B.mn == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (A.k > 0 && gemm_cuda::fp8_gemm(A, B, recipes, d, c)) return;
+#endif
   if (A.k > 0 && cublas_paths::scaled_mm(A, B, recipes, d, c)) return;
   const auto product = A.k == 0 ? at::zeros({A.mn, B.mn}, d.options().dtype(at::kFloat))
                                 : at::matmul(scaled::dequantize(A, recipes.a), scaled::dequantize(B, recipes.b).t());

@@ -27,9 +27,9 @@
 
 #include "apis/gemm.hpp"
 #include "apis/runtime.hpp"
-#include "kernels/output.hpp"
-#include "kernels/quant.hpp"
-#include "kernels/scaled.hpp"
+#include "reference/output.hpp"
+#include "reference/quant.hpp"
+#include "reference/scaled.hpp"
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 
@@ -164,7 +164,7 @@ inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups,
 // b_f[g]^T); rows of no group keep their value, padding rows become zero.
 //
 // On the CPU the products are summed in float64 and rounded once to float32
-// (then to d's dtype): the float32 accumulation the spec asks for, correctly
+// (then to d's dtype): the float32 accumulation the op's doc asks for, correctly
 // rounded, so the result depends neither on BLAS's summation order nor on its
 // thread count, and an MoE layer built from these GEMMs gives the same bits as
 // the fused Mega MoE, which rounds the same way.  The dequantised operands are
@@ -376,6 +376,12 @@ inline void m_grouped_fp8_fp4_gemm_nt_contiguous(const Pair& a, const Pair& b, c
   grouped::check_batched_scale_shape(B, recipes.b);
   grouped::check_contiguous_layout(grouped_layout, A.mn, B.groups, use_psum_layout, expected_m_for_psum_layout);
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (A.k > 0 && gemm_cuda::m_grouped_contiguous(A.data, A.sf, B.data, B.sf, recipes, d, grouped_layout,
+                                                 use_psum_layout, ensure_zero_padding)) {
+    return;
+  }
+#endif
   const auto rows = grouped::row_groups(grouped_layout, A.mn, B.groups, use_psum_layout, ensure_zero_padding);
   const auto a_f = A.k == 0 ? at::zeros({A.mn, 0}, d.options().dtype(at::kFloat)) : scaled::dequantize(A, recipes.a);
   const auto b_f =
@@ -447,6 +453,9 @@ inline void m_grouped_fp8_fp4_gemm_nt_masked(const Pair& a, const Pair& b, const
   grouped::check_batched_scale_shape(B, recipes.b);
   grouped::check_masked(masked_m, A.groups, expected_m, d);
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (A.k > 0 && gemm_cuda::m_grouped_masked(A.data, A.sf, B.data, B.sf, recipes, d, masked_m, expected_m)) return;
+#endif
   const auto product =
       A.k == 0 ? at::zeros(d.sizes(), d.options().dtype(at::kFloat))
                : at::matmul(grouped::dequantize(A, recipes.a), grouped::dequantize(B, recipes.b).transpose(1, 2));

@@ -11,7 +11,7 @@
 
 #include <optional>
 
-#include "kernels/batched.hpp"
+#include "reference/batched.hpp"
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 

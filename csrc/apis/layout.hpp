@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "apis/runtime.hpp"
-#include "kernels/quant.hpp"
+#include "reference/quant.hpp"
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 

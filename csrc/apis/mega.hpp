@@ -1,8 +1,8 @@
 #pragma once
 // Family 'mega': Mega MoE and its symmetric buffer.
 //
-// The buffer's layout lives in kernels/mega_layout.hpp (one builder for every
-// offset, used by every op here); the computation in kernels/mega_moe.hpp.
+// The buffer's layout lives in reference/mega_layout.hpp (one builder for every
+// offset, used by every op here); the computation in reference/mega_moe.hpp.
 // The ops size the buffer, describe its regions and run the fused MoE;
 // slicing the buffer into views happens in Python (deep_gemm.mega), see
 // Note [Mega MoE buffer views], and so does the exchange between ranks when
@@ -34,8 +34,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/mega_layout.hpp"
-#include "kernels/mega_moe.hpp"
+#include "reference/mega_layout.hpp"
+#include "reference/mega_moe.hpp"
 #include "utils/checks.hpp"
 
 namespace deep_gemm::mega {
@@ -86,6 +86,11 @@ inline std::vector<int64_t> _get_symm_buffer_views_for_mega_moe(const std::strin
   config.num_ring_tokens = num_ring_tokens;
   return build_symm_buffer_layout(config).to_view_list();
 }
+
+// The two workspace words deep_gemm.mega touches from Python: the rows this rank received in the
+// last call (it writes them when it moves rows itself) and the stop word of the barrier (a failed
+// rank writes 1 + its rank there in every peer's buffer).  Python reads the indices from here.
+inline std::tuple<int64_t, int64_t> _get_workspace_words_for_mega_moe() { return {kWsRecvRows, kWsTimeout}; }
 
 namespace detail {
 
@@ -231,7 +236,7 @@ inline void run_fused(const MoeCall& call, const at::Tensor& y, const std::pair<
 
 }  // namespace detail
 
-// See Note [Mega MoE across ranks] (kernels/mega_moe.hpp) for what one call does.
+// See Note [Mega MoE across ranks] (reference/mega_moe.hpp) for what one call does.
 inline void fp8_fp4_mega_moe(const at::Tensor& y, const std::pair<at::Tensor, at::Tensor>& l1_weights,
                              const std::pair<at::Tensor, at::Tensor>& l2_weights,
                              const std::optional<at::Tensor>& shared_l1_weights,

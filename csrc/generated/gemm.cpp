@@ -109,7 +109,6 @@ void wrap_k_grouped_bf16_gemm_tn_contiguous(const at::Tensor& a, const at::Tenso
   ::deep_gemm::gemm::k_grouped_bf16_gemm_tn_contiguous(a, b, d, deep_gemm::torch_utils::to_optional_int_vector(ks_cpu, "ks_cpu"), grouped_layout, c, deep_gemm::torch_utils::to_string(compiled_dims, "compiled_dims"), use_psum_layout);
 }
 
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
 // cublaslt_gemm_nt(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()
 void wrap_cublaslt_gemm_nt(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, const std::optional<at::Tensor>& c) {
   const deep_gemm::OpScope scope("cublaslt_gemm_nt");
@@ -133,7 +132,6 @@ void wrap_cublaslt_gemm_tt(const at::Tensor& a, const at::Tensor& b, const at::T
   const deep_gemm::OpScope scope("cublaslt_gemm_tt");
   ::deep_gemm::gemm::cublaslt_gemm_tt(a, b, d, c);
 }
-#endif  // guard 'cuda'
 
 }  // namespace
 
@@ -155,12 +153,10 @@ TORCH_LIBRARY_FRAGMENT(deep_gemm, m) {
   m.def("m_grouped_bf16_gemm_nn_contiguous(Tensor a, Tensor b, Tensor(d!) d, Tensor grouped_layout, str compiled_dims=\"nk\", bool use_psum_layout=False, bool ensure_zero_padding=True) -> ()");
   m.def("m_grouped_bf16_gemm_nt_masked(Tensor a, Tensor b, Tensor(d!) d, Tensor masked_m, int expected_m, str compiled_dims=\"nk\") -> ()");
   m.def("k_grouped_bf16_gemm_tn_contiguous(Tensor a, Tensor b, Tensor(d!) d, int[]? ks_cpu, Tensor grouped_layout, Tensor? c=None, str compiled_dims=\"mn\", bool use_psum_layout=False) -> ()");
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.def("cublaslt_gemm_nt(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
   m.def("cublaslt_gemm_nn(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
   m.def("cublaslt_gemm_tn(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
   m.def("cublaslt_gemm_tt(Tensor a, Tensor b, Tensor(d!) d, Tensor? c=None) -> ()");
-#endif  // guard 'cuda'
 }
 
 TORCH_LIBRARY_IMPL(deep_gemm, CPU, m) {
@@ -181,12 +177,10 @@ TORCH_LIBRARY_IMPL(deep_gemm, CPU, m) {
   m.impl("m_grouped_bf16_gemm_nn_contiguous", TORCH_FN(wrap_m_grouped_bf16_gemm_nn_contiguous));
   m.impl("m_grouped_bf16_gemm_nt_masked", TORCH_FN(wrap_m_grouped_bf16_gemm_nt_masked));
   m.impl("k_grouped_bf16_gemm_tn_contiguous", TORCH_FN(wrap_k_grouped_bf16_gemm_tn_contiguous));
-#if defined(DG_WITH_CUDA)  // guard 'cuda'
   m.impl("cublaslt_gemm_nt", TORCH_FN(wrap_cublaslt_gemm_nt));
   m.impl("cublaslt_gemm_nn", TORCH_FN(wrap_cublaslt_gemm_nn));
   m.impl("cublaslt_gemm_tn", TORCH_FN(wrap_cublaslt_gemm_tn));
   m.impl("cublaslt_gemm_tt", TORCH_FN(wrap_cublaslt_gemm_tt));
-#endif  // guard 'cuda'
 }
 
 #if defined(DG_WITH_CUDA)  // guard 'cuda'

@@ -1,6 +1,7 @@
 """Samples for the attention family, and the input builders its tests share.
 
-The builders make random, valid inputs in the layouts of the spec (§4.7, §4.8):
+The builders make random, valid inputs in the layouts of the ops' docs (docs/ops.md: fp8_fp4_mqa_logits,
+fp8_fp4_paged_mqa_logits):
 FP8 queries without scales, FP4 queries/keys with UE8M0 scales of granularity
 32 along D, and a paged KV cache whose blocks hold ``block_kv`` tokens' values
 followed by their 4-byte scales.  Each builder also returns the quantized
@@ -102,7 +103,7 @@ class PagedInputs:
 
 
 def encode_kv_cache(tokens: torch.Tensor, token_sf: torch.Tensor, pad: int = 0) -> torch.Tensor:
-    """Lay quantized tokens out as the paged cache of the spec: per block, block_kv token rows of
+    """Lay quantized tokens out as the paged cache of fp8_fp4_paged_mqa_logits's doc: per block, block_kv token rows of
     values, then block_kv 4-byte scales; ``pad`` extra bytes (a multiple of 4) between blocks."""
     nb, bk, vb = tokens.shape
     values = tokens.contiguous().view(torch.uint8).reshape(nb, bk * vb)

@@ -30,6 +30,11 @@ def _size(device: torch.device) -> list[Sample]:
     return out
 
 
+@samples("_get_workspace_words_for_mega_moe")
+def _workspace_words(device: torch.device) -> list[Sample]:
+    return [Sample("plain", ())]
+
+
 @samples("_get_symm_buffer_views_for_mega_moe")
 def _views(device: torch.device) -> list[Sample]:
     out = []
@@ -87,15 +92,15 @@ def _second_rank_sample(device: torch.device, mma: str, hidden: int, inter: int)
     """Rank 1 of 2: the receive region already holds rows a peer dispatched (the op runs its experts only)."""
     from mega_support import ALIGN, make_problem
 
-    import deep_gemm.mega as mega
     from deep_gemm import _C
+    from deep_gemm.mega.layout import region_views
 
     fp8 = mma == "fp8xfp4"
     seed = int(torch.randint(0, 2**31 - 1, ()).item())
     p = make_problem(seed, mma, [3, 4], 4, 2, hidden, inter, mask=0.0)
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(2, 4, ALIGN, 2, hidden, inter, mma, "swiglu")
     buffer = torch.zeros(num_bytes, dtype=torch.int8)
-    views = mega._region_views("sample", buffer, info)
+    views = region_views("sample", buffer, info)
     n = 0
     for r in range(2):
         for t in range(p.topk_idx[r].shape[0]):

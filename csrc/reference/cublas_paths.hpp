@@ -8,7 +8,7 @@
 
 #include <optional>
 
-#include "kernels/scaled.hpp"
+#include "reference/scaled.hpp"
 
 namespace deep_gemm::cublas_paths {
 

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "kernels/quant.hpp"
+#include "reference/quant.hpp"
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 

@@ -54,8 +54,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/mega_layout.hpp"
-#include "kernels/quant.hpp"
+#include "reference/mega_layout.hpp"
+#include "reference/quant.hpp"
 #include "utils/checks.hpp"
 
 #ifdef DG_WITH_CUDA
@@ -332,8 +332,9 @@ inline void combine_locally(const MoeCall& call, const at::Tensor& buffer, const
 // The barriers also keep consecutive calls apart: a rank writes into a peer's
 // buffer only after that peer has passed the barrier that ends its reads of the
 // previous call.  A rank whose call fails on the host (bad weights, say)
-// writes its rank into every rank's timeout word (deep_gemm.mega does, through
-// the mapping), which ends the peers' waits at once; a rank that is never
+// writes 1 + its rank into every rank's timeout word (deep_gemm.mega does,
+// through the mapping, at the index _get_workspace_words_for_mega_moe
+// returns), which ends the peers' waits at once; a rank that is never
 // called stops the others after kBarrierTimeoutNs.  Either way every rank
 // raises an error naming the missing rank, the barrier state is out of step,
 // and the SymmBuffer must be rebuilt, which every later call on it reports.

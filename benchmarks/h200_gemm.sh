@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Build with the native sm90a kernels, then a short smoke test, the GPU GEMM tests and the
+# dense and grouped FP8 benchmarks on the H200 in one device call.  The nvidia-cutlass wheel
+# (headers of CuTe/CUTLASS) travels in .whl/.
+# Usage (GPU machine, repo root): [DG_TESTS=...] bash benchmarks/h200_gemm.sh [dense benchmark args...]
+set -uo pipefail
+OUT=${OUT:-h200-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 CC=gcc CXX=g++ MAX_JOBS=$(nproc)
+if compgen -G ".whl/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+start=$(date +%s)
+python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1
+echo "build rc=$? in $(( $(date +%s) - start )) s"
+grep -E "error|warning: .*C75" "$OUT/build.log" | head -20
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
+timeout 90 python3 -m pytest -q -x -p no:cacheprovider tests/test_gpu_fp8_gemm.py -k "layouts_and_m" 2>&1 | tail -3
+start=$(date +%s)
+timeout ${DG_TEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider ${DG_TESTS:-tests/test_gpu_fp8_gemm.py tests/test_gpu_grouped_fp8_gemm.py} 2>&1 \
+  | tee "$OUT/pytest.log" | tail -25
+echo "pytest done in $(( $(date +%s) - start )) s"
+timeout ${DG_BENCH_TIMEOUT:-240} python3 benchmarks/gpu_gemm.py --markdown "$OUT/gpu_gemm.md" "$@" 2>&1 \
+  | tee "$OUT/gpu_gemm.log" | grep -v "^|" | cut -c1-150
+timeout ${DG_GROUPED_TIMEOUT:-240} python3 benchmarks/gpu_grouped_gemm.py --markdown "$OUT/gpu_grouped.md" 2>&1 \
+  | tee "$OUT/gpu_grouped.log" | grep -v "^|" | cut -c1-190

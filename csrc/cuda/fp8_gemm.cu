@@ -1,0 +1,155 @@
+// The FP8 GEMM dispatcher: argument limits, the tile-configuration heuristic and the launch.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cuda/fp8_gemm.h"
+#include "cuda/fp8_gemm_launch.cuh"
+
+namespace deep_gemm::cuda {
+
+namespace {
+
+using fp8_gemm_detail::Shape;
+
+struct Compiled {
+  int block_m, block_n;
+  bool sfb_per_row;
+  int (*stages)();
+  cudaError_t (*launch)(const Fp8GemmProblem&, const Fp8GemmConfig&, cudaStream_t);
+};
+
+// clang-format off
+#define DG_FP8_GEMM_ENTRY(BM, BN, ROW) Compiled{BM, BN, ROW, &Shape<BM, BN, ROW>::stages, &Shape<BM, BN, ROW>::launch},
+// clang-format on
+const Compiled kCompiled[] = {DG_FP8_GEMM_SHAPES(DG_FP8_GEMM_ENTRY)};
+#undef DG_FP8_GEMM_ENTRY
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// M blocks the schedule will visit: masked problems are sized by the caller's expected rows
+// per group (a hint: the kernel reads the real counts on the device).
+int m_blocks_of(const Fp8GemmProblem& p, int block_m) {
+  if (p.layout == Fp8GemmLayout::kMasked) {
+    const int expected = p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m;
+    return p.groups * ceil_div(expected, block_m);
+  }
+  return ceil_div(p.m, block_m);
+}
+
+// Estimated nanoseconds for one configuration: a model of the kernel, its constants fitted
+// to a sweep of every compiled shape over the dense benchmark's problems on an H200 (see
+// docs/performance.md).  Per K block a CTA needs the larger of its tensor-core time and its
+// operand traffic at a per-SM share of L2 bandwidth; two math warpgroups expose some of their
+// MMA wait; waves of persistent tiles add up; and the call is never faster than moving its
+// operands once through HBM.
+double estimate_ns(const Fp8GemmProblem& p, const Compiled& c, int num_sms) {
+  const double tiles = static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n);
+  const double waves = std::ceil(tiles / num_sms);
+  const int k_blocks = ceil_div(p.k, 128);
+  constexpr double kFlopPerNsPerSm = 9000.0;
+  constexpr double kL2BytesPerNsPerSm = 30.0;
+  constexpr double kHbmBytesPerNs = 3500.0;
+  const double mma = 2.0 * c.block_m * std::max(c.block_n, 32) * 128 / kFlopPerNsPerSm;
+  const double mem = (c.block_m + c.block_n) * 128.0 / kL2BytesPerNsPerSm;
+  const double exposed = c.block_m == 128 ? 25.0 : 0.0;
+  const bool f32 = p.d_dtype == OutDtype::kFloat;
+  const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0);
+  const double tile =
+      k_blocks * (std::max(mma, mem) + exposed) + c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm;
+  const double rows = static_cast<double>(m_blocks_of(p, 1));
+  const double hbm =
+      (rows * p.k + static_cast<double>(p.n) * p.k * p.groups + rows * p.n * (f32 ? 4 : 2) * (p.c != nullptr ? 2 : 1)) /
+      kHbmBytesPerNs;
+  return std::max(waves * tile, hbm) + 2000.0;
+}
+
+bool usable(const Fp8GemmProblem& p, const Compiled& c) { return c.sfb_per_row == (p.sfb_gran_n == 1); }
+
+// DG_SM90_FP8_GEMM_CONFIG=BMxBN (e.g. 128x128) forces one compiled shape when it fits.
+const Compiled* override_shape(const Fp8GemmProblem& p) {
+  const char* env = std::getenv("DG_SM90_FP8_GEMM_CONFIG");
+  if (env == nullptr || *env == '\0') return nullptr;
+  int bm = 0, bn = 0;
+  if (std::sscanf(env, "%dx%d", &bm, &bn) != 2) return nullptr;
+  for (const auto& c : kCompiled) {
+    if (c.block_m == bm && c.block_n == bn && usable(p, c)) return &c;
+  }
+  return nullptr;
+}
+
+const Compiled* choose(const Fp8GemmProblem& p) {
+  if (const Compiled* forced = override_shape(p)) return forced;
+  const Compiled* best = nullptr;
+  double best_ns = 0.0;
+  for (const auto& c : kCompiled) {
+    if (!usable(p, c)) continue;
+    const double ns = estimate_ns(p, c, p.num_sms);
+    // Ties (within 1%) go to the larger tile: fewer operand re-reads.
+    const bool better = best == nullptr || ns < best_ns * 0.99 ||
+                        (ns <= best_ns * 1.01 && c.block_m * c.block_n > best->block_m * best->block_n);
+    if (better) {
+      best = &c;
+      best_ns = ns;
+    }
+  }
+  return best;
+}
+
+Fp8GemmConfig config_of(const Fp8GemmProblem& p, const Compiled& c) {
+  Fp8GemmConfig cfg;
+  cfg.block_m = c.block_m;
+  cfg.block_n = c.block_n;
+  cfg.stages = c.stages();
+  cfg.swizzle = 8;
+  // Masked problems size their schedule on the device: every SM gets a producer.
+  const int64_t tiles = p.layout == Fp8GemmLayout::kMasked
+                            ? p.num_sms
+                            : static_cast<int64_t>(ceil_div(p.m, c.block_m)) * ceil_div(p.n, c.block_n);
+  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
+  return cfg;
+}
+
+}  // namespace
+
+std::string fp8_gemm_unsupported(const Fp8GemmProblem& p) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem";
+  if (p.sfb_gran_n != 1 && p.sfb_gran_n != 128) return "SFB granularity along N must be 1 or 128";
+  if (p.lda % 16 != 0 || p.ldb % 16 != 0) return "row strides of a and b must be multiples of 16 bytes";
+  if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || reinterpret_cast<uintptr_t>(p.b) % 16 != 0) {
+    return "a and b must be 16-byte aligned";
+  }
+  if (p.num_sms < 1) return "needs at least one SM";
+  if (p.groups < 1) return "needs at least one group";
+  if (p.layout != Fp8GemmLayout::kDense && p.group_layout == nullptr) return "grouped layouts need group_layout";
+  if (p.layout == Fp8GemmLayout::kPsum && p.alignment < 1) return "psum layouts need a positive alignment";
+  if (p.m >= (1 << 15) * 2 && p.layout == Fp8GemmLayout::kMasked && p.groups > 1 &&
+      static_cast<int64_t>(p.m) * p.groups > INT32_MAX) {
+    return "masked problems must have groups * m below 2^31";
+  }
+  if (static_cast<int64_t>(p.n) * p.groups > INT32_MAX) return "groups * n must be below 2^31";
+  return {};
+}
+
+Fp8GemmConfig fp8_gemm_config(const Fp8GemmProblem& p) {
+  const Compiled* c = choose(p);
+  return c == nullptr ? Fp8GemmConfig{} : config_of(p, *c);
+}
+
+cudaError_t fp8_gemm(const Fp8GemmProblem& p, cudaStream_t stream) {
+  const Compiled* c = choose(p);
+  if (c == nullptr) return cudaErrorNotSupported;
+  const Fp8GemmConfig cfg = config_of(p, *c);
+  if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
+    std::fprintf(stderr, "sm90 fp8 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
+                 static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
+                 cfg.stages, cfg.num_ctas);
+  }
+  return c->launch(p, cfg, stream);
+}
+
+}  // namespace deep_gemm::cuda

@@ -1,0 +1,72 @@
+#pragma once
+// Native sm90a block-scaled FP8 GEMM: D = C + (A * SFA)(B * SFB)^T.
+//
+// A [M, K] and B [N, K] are FP8 e4m3 with K contiguous.  SFA holds one float32 per row
+// of A and 128-wide K block; SFB one float32 per 128x128 block of B (gran_n 128) or per
+// row of B and K block (gran_n 1).  Products accumulate in float32 per K block and are
+// scaled into a float32 accumulator; D is bf16 or float32 and C (optional, D's dtype)
+// may be D itself.  Plain C++ interface: raw pointers, sizes, element strides, a stream.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace deep_gemm::cuda {
+
+enum class OutDtype : int { kBf16 = 0, kFloat = 1 };
+
+// How rows map to groups (the group picks B, SFB and, when masked, A's and D's block):
+//   kDense   one group;
+//   kRowIds  group_layout[m] holds each row's group, rows of no group (-1) are left alone;
+//   kPsum    group_layout[groups] holds each group's end row, group g starting at the
+//            previous end rounded up to `alignment`; with zero_padding the rows between an
+//            end and the next start come out zero;
+//   kMasked  A, D are [groups, m, ...]; group g computes its first group_layout[g] rows.
+enum class Fp8GemmLayout : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
+
+struct Fp8GemmProblem {
+  int m = 0, n = 0, k = 0;
+  Fp8GemmLayout layout = Fp8GemmLayout::kDense;
+  int groups = 1;  // B is [groups, n, k] with group stride n * ldb
+  const int* group_layout = nullptr;  // device int32: ids, ends or masked_m (see above)
+  int alignment = 128;
+  bool zero_padding = false;
+  int expected_m = 0;  // masked: typical rows per group, a scheduling hint
+  const void* a = nullptr;  // [m, k] (masked: [groups * m, k]), row stride lda (elements)
+  int64_t lda = 0;
+  const void* b = nullptr;  // [n, k], row stride ldb
+  int64_t ldb = 0;
+  const float* sfa = nullptr;  // sfa[group * sfa_group + row * sfa_mn + kb * sfa_k] (group: masked only)
+  int64_t sfa_group = 0, sfa_mn = 0, sfa_k = 0;
+  const float* sfb = nullptr;  // sfb[group * sfb_group + (col / sfb_gran_n) * sfb_mn + kb * sfb_k]
+  int64_t sfb_group = 0, sfb_mn = 0, sfb_k = 0;
+  int sfb_gran_n = 128;  // 128 or 1
+  void* d = nullptr;  // [m, n], row stride ldd
+  int64_t ldd = 0;
+  OutDtype d_dtype = OutDtype::kBf16;
+  const void* c = nullptr;  // optional, D's dtype, row stride ldc; may be d
+  int64_t ldc = 0;
+  int num_sms = 0;  // SMs the kernel may use
+};
+
+// One compiled kernel shape: BLOCK_M x BLOCK_N tiles (K blocks of 128).
+struct Fp8GemmConfig {
+  int block_m = 0, block_n = 0;
+  int stages = 0;  // pipeline depth the kernel was compiled with
+  int swizzle = 0;  // N-units per band of the tile order
+  int num_ctas = 0;  // persistent CTAs launched
+};
+
+// Why the kernel cannot run this problem (alignment, sizes), or an empty string.
+std::string fp8_gemm_unsupported(const Fp8GemmProblem& p);
+
+// The configuration the launcher will use: a pure function of the problem's shape, SFB
+// granularity, output dtype, group layout and num_sms (and of DG_SM90_FP8_GEMM_CONFIG=BMxBN
+// when set, a tuning override).
+Fp8GemmConfig fp8_gemm_config(const Fp8GemmProblem& p);
+
+// Enqueues the GEMM on `stream`.  No host synchronisation, no allocation.
+cudaError_t fp8_gemm(const Fp8GemmProblem& p, cudaStream_t stream);
+
+}  // namespace deep_gemm::cuda

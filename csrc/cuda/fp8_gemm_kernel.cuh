@@ -1,0 +1,558 @@
+#pragma once
+// The sm90a block-scaled FP8 GEMM kernel, dense and M-grouped (see fp8_gemm.h).
+//
+// Note [FP8 GEMM kernel design]
+// - Persistent: a grid of at most num_sms CTAs walks the output tiles (BLOCK_M x BLOCK_N);
+//   dense and contiguous problems in bands of `swizzle` N-tiles, so concurrent CTAs share
+//   operand rows in L2; masked problems group by group.
+// - Warp-specialised: the last warpgroup produces (its first warp), the others
+//   (BLOCK_M / 64 of them, 64 rows each) consume.  Registers move from the producer to
+//   the consumers with setmaxnreg.
+// - The producer owns the schedule.  It turns each tile into work items: a group and a
+//   range of the tile's rows (one item for a dense or masked tile; one per run of equal
+//   group ids in a contiguous layout; rows of no group are skipped, and padding rows that
+//   must come out zero get an item of their own).  Group sizes are read on the device from
+//   masked_m, the per-row ids or the psum ends, so nothing waits for the host.
+// - Per 128-wide K block of an item the producer waits for a free stage, writes the item's
+//   description into the stage, issues the TMA loads of the A and B tiles (128-byte
+//   swizzle; rows or columns past the matrix read as zero) and 4-byte cp.async copies of
+//   the block's scale factors (SFA for the tile's rows, SFB for its one or two 128-row
+//   blocks or per row), all completing on the stage's `full` barrier.
+// - The consumers follow the stages: per K block 4 wgmma m64 x BLOCK_N x k32 into a
+//   scratch accumulator, wait, release the stage, then fold the scratch into the float32
+//   accumulator scaled by SFA[row] * SFB[col block]: the scales are applied once per K
+//   block, in float32.  On an item's last K block they write its rows.
+// - Epilogue: 64-row slabs of bf16 without C wholly inside the item go through shared
+//   memory (64-byte swizzle, conflict free) and a TMA store; anything else (float32, C,
+//   partial slabs) is written from registers with bounds checks (C is read before D is
+//   written, so C may be D).
+// Every choice above is fixed by the template arguments and the problem (shape and group
+// layout), and each output element is summed in one fixed order: results are bitwise
+// reproducible.
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "cuda/sm90_primitives.cuh"
+#include "cuda/sm90_wgmma.cuh"
+
+namespace deep_gemm::cuda::fp8_gemm_detail {
+
+constexpr int kBlockK = 128;
+constexpr int kSmemLimit = 232448;  // dynamic shared memory per block on sm90
+
+enum Kind : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
+
+struct KernelArgs {
+  int kind;
+  int m, n, k;  // m: rows of A (dense/contiguous) or max rows per group (masked)
+  int groups;
+  int num_k_blocks;
+  int m_blocks, n_blocks;  // tiles along M (dense/contiguous; masked: per group at most) and N
+  int swizzle;
+  const int* layout;  // per-row ids, psum ends or masked_m (device)
+  int alignment;  // psum: group starts are the previous end rounded up to this
+  int zero_padding;  // psum: rows [end[g], align(end[g])) come out zero
+  const float* sfa;
+  int64_t sfa_group, sfa_mn, sfa_k;
+  const float* sfb;
+  int64_t sfb_group, sfb_mn, sfb_k;
+  int sfb_rows;
+  void* d;
+  int64_t ldd;
+  const void* c;
+  int64_t ldc;
+  int d_f32;
+  int tma_out;
+  int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
+};
+
+// What one stage's K block belongs to, written by the producer before it arrives.
+struct StageInfo {
+  int d_row0;  // D row of the tile's first row
+  int n0;
+  int rows;  // item rows within the tile: [rows & 0xFFFF, rows >> 16)
+  int flags;
+};
+constexpr int kFirst = 1, kLast = 2, kZero = 4, kEnd = 8;
+
+template <int kBlockM, int kBlockN, bool kSfbPerRow>
+struct Traits {
+  static_assert(kBlockM == 64 || kBlockM == 128, "BLOCK_M is 64 or 128");
+  static_assert(kBlockN % 8 == 0 && kBlockN >= 16 && kBlockN <= 256, "BLOCK_N is a multiple of 8 in [16, 256]");
+  static constexpr int kMathWarpgroups = kBlockM / 64;
+  static constexpr int kThreads = (kMathWarpgroups + 1) * 128;
+  static constexpr bool kOutViaSmem = kBlockN % 32 == 0;
+  static constexpr int kABytes = kBlockM * kBlockK;
+  static constexpr int kBBytes = kBlockN * kBlockK;
+  static constexpr int kSfbFloats = kSfbPerRow ? kBlockN : 4;
+  static constexpr int kOutBytes = kOutViaSmem ? kBlockM * kBlockN * 2 : 0;
+  static constexpr int kStageBytes =
+      kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
+  static constexpr int kFitStages = (kSmemLimit - 1024 - kOutBytes) / kStageBytes;
+  static constexpr int kStages = kFitStages < 16 ? kFitStages : 16;
+  static_assert(kStages >= 2, "tile too large for shared memory");
+  static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + kOutBytes;
+  // The CTA's register pool is fixed at launch (168 per thread for 384 threads, the
+  // compiler's count for 256): 56 x 128 + 224 x 256 fits 168 x 384 exactly.  Asking for
+  // more than the pool holds would block setmaxnreg.inc forever.
+  static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 224 : 240;
+  static constexpr int kProducerRegs = 56;
+};
+
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+__device__ __forceinline__ int align_up(int x, int a) { return (x + a - 1) / a * a; }
+
+// The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
+template <int kBlockM, int kBlockN, bool kSfbPerRow>
+struct Producer {
+  using T = Traits<kBlockM, kBlockN, kSfbPerRow>;
+  const CUtensorMap* tm_a;
+  const CUtensorMap* tm_b;
+  const KernelArgs& args;
+  uint8_t* smem_a;
+  uint8_t* smem_b;
+  float* smem_sfa;
+  float* smem_sfb;
+  StageInfo* info;
+  uint64_t* full;
+  uint64_t* empty;
+  int lane;
+  int stage = 0;
+  uint32_t phase = 0;
+
+  __device__ __forceinline__ void next_stage() {
+    if (++stage == T::kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+
+  // Claims the next stage and publishes its description (a release by lane 0's arrive).
+  __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes) {
+    sm90::mbar_wait(&empty[stage], phase ^ 1);
+    if (lane == 0) {
+      info[stage] = s;
+      sm90::mbar_arrive_expect_tx(&full[stage], tx_bytes);
+    }
+  }
+
+  __device__ __forceinline__ void close_stage() {
+    sm90::cp_async_arrive_noinc(&full[stage]);
+    next_stage();
+  }
+
+  // One item: rows [r_lo, r_hi) of the tile whose first row is `a_row0` in A's 2-D view (and
+  // `d_row0` in D's), columns from n0, against group g's B.
+  __device__ void item(int a_row0, int d_row0, int n0, int g, int r_lo, int r_hi) {
+    const int rows = r_lo | (r_hi << 16);
+    const float* sfa = args.sfa + static_cast<int64_t>(args.kind == kMasked ? g : 0) * args.sfa_group;
+    const int sfa_row0 = args.kind == kMasked ? a_row0 - g * args.m : a_row0;
+    const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
+    const int b_row0 = g * args.n + n0;
+    const int sfb_row0 = kSfbPerRow ? n0 : n0 / 128;
+    for (int kb = 0; kb < args.num_k_blocks; ++kb) {
+      const int flags = (kb == 0 ? kFirst : 0) | (kb + 1 == args.num_k_blocks ? kLast : 0);
+      open_stage(StageInfo{d_row0, n0, rows, flags}, T::kABytes + T::kBBytes);
+      if (lane == 0) {
+        sm90::tma_load_2d(tm_a, &full[stage], smem_a + stage * T::kABytes, kb * kBlockK, a_row0);
+        sm90::tma_load_2d(tm_b, &full[stage], smem_b + stage * T::kBBytes, kb * kBlockK, b_row0);
+      }
+      float* sfa_dst = smem_sfa + stage * kBlockM;
+#pragma unroll
+      for (int i = lane; i < kBlockM; i += 32) {
+        const bool ok = i >= r_lo && i < r_hi;
+        sm90::cp_async_4(sfa_dst + i, sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + kb * args.sfa_k,
+                         ok);
+      }
+      float* sfb_dst = smem_sfb + stage * T::kSfbFloats;
+      if constexpr (kSfbPerRow) {
+#pragma unroll
+        for (int i = lane; i < kBlockN; i += 32) {
+          const bool ok = n0 + i < args.n;
+          sm90::cp_async_4(sfb_dst + i,
+                           sfb + static_cast<int64_t>(ok ? sfb_row0 + i : 0) * args.sfb_mn + kb * args.sfb_k, ok);
+        }
+      } else if (lane < 2) {
+        const int row = min(sfb_row0 + lane, args.sfb_rows - 1);
+        sm90::cp_async_4(sfb_dst + lane, sfb + static_cast<int64_t>(row) * args.sfb_mn + kb * args.sfb_k, true);
+      }
+      close_stage();
+    }
+  }
+
+  // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (psum padding).
+  __device__ void zero_item(int d_row0, int n0, int r_lo, int r_hi) {
+    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero}, 0);
+    close_stage();
+  }
+
+  __device__ void finish() {
+    open_stage(StageInfo{0, 0, 0, kEnd}, 0);
+    close_stage();
+  }
+
+  // Tile (m_blk, n_blk) of a dense or contiguous problem.
+  __device__ void flat_tile(int m_blk, int n_blk) {
+    const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
+    const int valid = min(kBlockM, args.m - m0);
+    if (args.kind == kDense) {
+      item(m0, m0, n0, 0, 0, valid);
+    } else if (args.kind == kRowIds) {
+      row_id_runs(m0, n0, valid);
+    } else {
+      psum_runs(m0, n0, valid);
+    }
+  }
+
+  // Runs of equal ids among the tile's rows; ids outside [0, groups) are skipped.
+  __device__ void row_id_runs(int m0, int n0, int valid) {
+    int open_id = -1, open_start = 0;
+#pragma unroll 1
+    for (int base = 0; base < kBlockM; base += 32) {
+      const int r = base + lane;
+      const int id = r < valid ? args.layout[m0 + r] : -1;
+      int prev = __shfl_up_sync(0xFFFFFFFFu, id, 1);
+      if (lane == 0) prev = base == 0 ? -2 : open_id;
+      uint32_t starts = __ballot_sync(0xFFFFFFFFu, id != prev);
+      while (starts != 0) {
+        const int b = __ffs(starts) - 1;
+        starts &= starts - 1;
+        const int id_b = __shfl_sync(0xFFFFFFFFu, id, b);
+        if (base + b > 0 && open_id >= 0 && open_id < args.groups) item(m0, m0, n0, open_id, open_start, base + b);
+        open_id = id_b;
+        open_start = base + b;
+      }
+    }
+    if (open_id >= 0 && open_id < args.groups) item(m0, m0, n0, open_id, open_start, kBlockM);
+  }
+
+  // Group g of a psum layout owns rows [align(end[g-1]), end[g]); the rows after end[g] up
+  // to the next start are padding.  Every lane walks the same groups (broadcast loads).
+  __device__ void psum_runs(int m0, int n0, int valid) {
+    const int lo = m0, hi = m0 + valid;
+    // First group whose end lies past the tile's first row (binary search, ends ascending).
+    int g_lo = 0, g_hi = args.groups;
+    while (g_lo < g_hi) {
+      const int mid = (g_lo + g_hi) / 2;
+      if (args.layout[mid] <= lo) {
+        g_lo = mid + 1;
+      } else {
+        g_hi = mid;
+      }
+    }
+    int row = lo;
+    int g = g_lo;
+    // Padding of the group before g, if the tile starts inside it.
+    int prev_end = g == 0 ? 0 : args.layout[g - 1];
+#pragma unroll 1
+    while (row < hi) {
+      const int start = align_up(prev_end, args.alignment);
+      if (row < start) {  // padding rows of group g - 1
+        const int stop = min(start, hi);
+        if (args.zero_padding && g > 0) zero_item(m0, n0, row - m0, stop - m0);
+        row = stop;
+        continue;
+      }
+      if (g >= args.groups) break;  // past the last group: rows of no group
+      const int end = args.layout[g];
+      if (row < end) {
+        const int stop = min(end, hi);
+        item(m0, m0, n0, g, row - m0, stop - m0);
+        row = stop;
+      }
+      prev_end = max(end, prev_end);
+      ++g;
+    }
+  }
+
+  __device__ void run(int cta, int num_ctas) {
+    if (args.kind == kMasked) {
+      // Tiles of group g: ceil(masked_m[g] / BLOCK_M) x n_blocks, groups in order.
+      int g = 0, first = 0, count = 0;
+      if (args.groups > 0) count = (min(args.layout[0], args.m) + kBlockM - 1) / kBlockM * args.n_blocks;
+#pragma unroll 1
+      for (int t = cta;; t += num_ctas) {
+        while (g < args.groups && t >= first + count) {
+          first += count;
+          ++g;
+          count = g < args.groups ? (min(args.layout[g], args.m) + kBlockM - 1) / kBlockM * args.n_blocks : 0;
+        }
+        if (g >= args.groups) break;
+        const int idx = t - first;
+        const int m0 = idx / args.n_blocks * kBlockM;
+        const int n0 = idx % args.n_blocks * kBlockN;
+        const int rows = min(kBlockM, min(args.layout[g], args.m) - m0);
+        item(g * args.m + m0, g * args.m + m0, n0, g, 0, rows);
+      }
+    } else {
+      const int units = args.m_blocks * args.n_blocks;
+#pragma unroll 1
+      for (int t = cta; t < units; t += num_ctas) {
+        const int band = args.swizzle * args.m_blocks;
+        const int group = t / band;
+        const int r = t - group * band;
+        const int first = group * args.swizzle;
+        const int width = min(args.swizzle, args.n_blocks - first);
+        const int m_blk = r / width;
+        flat_tile(m_blk, first + (r - m_blk * width));
+      }
+    }
+    finish();
+  }
+};
+
+template <int kBlockM, int kBlockN, bool kSfbPerRow>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow>::kThreads, 1)
+    sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                         const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  using T = Traits<kBlockM, kBlockN, kSfbPerRow>;
+  namespace p = deep_gemm::cuda::sm90;
+  constexpr int kStages = T::kStages;
+
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  uint8_t* smem_a = smem;
+  uint8_t* smem_b = smem_a + kStages * T::kABytes;
+  uint8_t* smem_out = smem_b + kStages * T::kBBytes;
+  float* smem_sfa = reinterpret_cast<float*>(smem_out + T::kOutBytes);
+  float* smem_sfb = smem_sfa + kStages * kBlockM;
+  StageInfo* info = reinterpret_cast<StageInfo*>(smem_sfb + kStages * T::kSfbFloats);
+  uint64_t* full = reinterpret_cast<uint64_t*>(info + kStages);
+  uint64_t* empty = full + kStages;
+
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      p::mbar_init(&full[s], 1 + 32);  // the producer's expect_tx, and 32 lanes' scale copies
+      p::mbar_init(&empty[s], T::kMathWarpgroups * 4);
+    }
+    p::fence_mbar_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == T::kMathWarpgroups) {
+    // ---------------------------------------------------------------- producer
+    p::regs_decrease<T::kProducerRegs>();
+    if (warp % 4 == 0) {
+      if (lane == 0) {
+        p::tma_prefetch_map(&tm_a);
+        p::tma_prefetch_map(&tm_b);
+      }
+      Producer<kBlockM, kBlockN, kSfbPerRow> producer{&tm_a,    &tm_b, args, smem_a, smem_b, smem_sfa,
+                                                      smem_sfb, info,  full, empty,  lane};
+      producer.run(blockIdx.x, gridDim.x);
+    }
+    return;
+  }
+
+  // ---------------------------------------------------------------- consumers
+  p::regs_increase<T::kConsumerRegs>();
+  const int wg_warp = warp % 4;
+  const int row_lo = warpgroup * 64 + wg_warp * 16 + lane / 4;  // tile-local rows row_lo, row_lo + 8
+  const int col_in_group = 2 * (lane % 4);
+  const int wg_thread = threadIdx.x % 128;
+  int stage = 0;
+  uint32_t phase = 0;
+  bool stores_pending = false;
+  float acc[kBlockN / 2];
+#pragma unroll
+  for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+
+#pragma unroll 1
+  for (;;) {
+    p::mbar_wait(&full[stage], phase);
+    const StageInfo si = info[stage];
+    if (si.flags & kEnd) break;
+    const int r_lo = si.rows & 0xFFFF, r_hi = si.rows >> 16;
+    const int n0 = si.n0;
+
+    if (!(si.flags & kZero)) {
+      if (si.flags & kFirst) {
+#pragma unroll
+        for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+      }
+      const float* sfa_s = smem_sfa + stage * kBlockM;
+      const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
+      const float sa_lo = sfa_s[row_lo];
+      const float sa_hi = sfa_s[row_lo + 8];
+      float sb_first = 0.0f, sb_second = 0.0f;
+      float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
+      if constexpr (kSfbPerRow) {
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
+          sb_cols[2 * j] = v.x;
+          sb_cols[2 * j + 1] = v.y;
+        }
+      } else {
+        sb_first = sfb_s[0];
+        sb_second = sfb_s[1];
+        sb_cols[0] = 0.0f;
+      }
+
+      float part[kBlockN / 2];
+      const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + stage * T::kABytes + warpgroup * 64 * kBlockK);
+      const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + stage * T::kBBytes);
+      p::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kBlockK / 32; ++kk) {
+        p::fp8_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, part, kk > 0);
+      }
+      p::wgmma_commit();
+      p::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(part[i]);
+
+      // Release the stage once every lane's shared-memory reads are done.
+      __syncwarp();
+      if (lane == 0) p::mbar_arrive(&empty[stage]);
+
+      if constexpr (kSfbPerRow) {
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          acc[4 * j + 0] += part[4 * j + 0] * (sa_lo * sb_cols[2 * j]);
+          acc[4 * j + 1] += part[4 * j + 1] * (sa_lo * sb_cols[2 * j + 1]);
+          acc[4 * j + 2] += part[4 * j + 2] * (sa_hi * sb_cols[2 * j]);
+          acc[4 * j + 3] += part[4 * j + 3] * (sa_hi * sb_cols[2 * j + 1]);
+        }
+      } else {
+        // Columns of this tile before the next 128-wide SFB block (1D2D scales).
+        const int sfb_split = 128 - n0 % 128;
+        const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
+        const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const bool first = 8 * j < sfb_split;
+          const float lo = first ? lo_first : lo_second;
+          const float hi = first ? hi_first : hi_second;
+          acc[4 * j + 0] += part[4 * j + 0] * lo;
+          acc[4 * j + 1] += part[4 * j + 1] * lo;
+          acc[4 * j + 2] += part[4 * j + 2] * hi;
+          acc[4 * j + 3] += part[4 * j + 3] * hi;
+        }
+      }
+    } else {
+      __syncwarp();
+      if (lane == 0) p::mbar_arrive(&empty[stage]);
+#pragma unroll
+      for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+    }
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+    if (!(si.flags & (kLast | kZero))) continue;
+
+    // ---------------------------------------------------------------- epilogue
+    const int slab = warpgroup * 64;
+    const bool whole_slab = r_lo <= slab && slab + 64 <= r_hi && !(si.flags & kZero);
+    if (T::kOutViaSmem && args.tma_out && whole_slab) {
+      if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+      p::named_barrier_sync(1 + warpgroup, 128);
+      uint8_t* out = smem_out + warpgroup * 64 * kBlockN * 2;
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+        const int chunk = j / 4, unit16 = j % 4;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = wg_warp * 16 + lane / 4 + 8 * h;
+          const uint32_t v = pack_bf16x2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          const int offset = chunk * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 4) * 4;
+          *reinterpret_cast<uint32_t*>(out + offset) = v;
+        }
+      }
+      p::fence_async_shared();
+      p::named_barrier_sync(1 + warpgroup, 128);
+      if (wg_thread == 0) {
+#pragma unroll
+        for (int q = 0; q < kBlockN / 32; ++q) {
+          if (n0 + q * 32 < args.n) p::tma_store_2d(&tm_d, out + q * 4096, n0 + q * 32, si.d_row0 + slab);
+        }
+        p::tma_store_commit();
+        stores_pending = true;
+      }
+      continue;
+    }
+    // C first, every element of this thread, then D: the loads issue back to back, and
+    // C may be D since each thread reads only what it writes.
+    if (args.c != nullptr && !(si.flags & kZero)) {
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row_lo + 8 * h;
+          const int col = n0 + 8 * j + col_in_group;
+          if (r < r_lo || r >= r_hi || col >= args.n) continue;
+          const bool pair = col + 1 < args.n;
+          const int64_t ci = static_cast<int64_t>(si.d_row0 + r) * args.ldc + col;
+          float c0 = 0.0f, c1 = 0.0f;
+          if (args.d_f32) {
+            const float* c = static_cast<const float*>(args.c);
+            if (pair && args.paired_access) {
+              const float2 cv = *reinterpret_cast<const float2*>(c + ci);
+              c0 = cv.x;
+              c1 = cv.y;
+            } else {
+              c0 = c[ci];
+              c1 = pair ? c[ci + 1] : 0.0f;
+            }
+          } else {
+            const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
+            if (pair && args.paired_access) {
+              const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
+              c0 = cv.x;
+              c1 = cv.y;
+            } else {
+              c0 = __bfloat162float(c[ci]);
+              c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
+            }
+          }
+          acc[4 * j + 2 * h] += c0;
+          acc[4 * j + 2 * h + 1] += c1;
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = row_lo + 8 * h;
+        const int col = n0 + 8 * j + col_in_group;
+        if (r < r_lo || r >= r_hi || col >= args.n) continue;
+        const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
+        const bool pair = col + 1 < args.n;
+        const int64_t di = static_cast<int64_t>(si.d_row0 + r) * args.ldd + col;
+        if (args.d_f32) {
+          float* d = static_cast<float*>(args.d);
+          if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
+            *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
+          } else {
+            d[di] = v0;
+            if (pair) d[di + 1] = v1;
+          }
+        } else {
+          __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
+          if (pair && args.paired_access) {
+            *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
+          } else {
+            d[di] = __float2bfloat16_rn(v0);
+            if (pair) d[di + 1] = __float2bfloat16_rn(v1);
+          }
+        }
+      }
+    }
+  }
+  if (stores_pending) p::tma_store_wait_all();
+}
+
+}  // namespace deep_gemm::cuda::fp8_gemm_detail

@@ -1,0 +1,54 @@
+#pragma once
+// One warpgroup MMA m64 x N x k32, FP8 e4m3 x e4m3 -> float32, both operands K-major in
+// shared memory, through CuTe's SM90 GMMA atoms (cute/arch/mma_sm90_gmma*.hpp).  The
+// accumulator is a plain float[N / 2] per thread.
+
+#include <cstdint>
+#include <cute/arch/mma_sm90_gmma.hpp>
+#include <cute/arch/mma_sm90_gmma_ext.hpp>
+#include <utility>
+
+namespace deep_gemm::cuda::sm90 {
+
+template <int kN>
+struct Fp8Wgmma;
+
+#define DG_FP8_WGMMA(N)                                                 \
+  template <>                                                           \
+  struct Fp8Wgmma<N> {                                                  \
+    using Atom = cute::SM90::GMMA::MMA_64x##N##x32_F32E4M3E4M3_SS_TN<>; \
+  };
+DG_FP8_WGMMA(16)
+DG_FP8_WGMMA(24)
+DG_FP8_WGMMA(32)
+DG_FP8_WGMMA(40)
+DG_FP8_WGMMA(48)
+DG_FP8_WGMMA(56)
+DG_FP8_WGMMA(64)
+DG_FP8_WGMMA(72)
+DG_FP8_WGMMA(80)
+DG_FP8_WGMMA(96)
+DG_FP8_WGMMA(112)
+DG_FP8_WGMMA(128)
+DG_FP8_WGMMA(144)
+DG_FP8_WGMMA(160)
+DG_FP8_WGMMA(176)
+DG_FP8_WGMMA(192)
+DG_FP8_WGMMA(208)
+DG_FP8_WGMMA(224)
+DG_FP8_WGMMA(256)
+#undef DG_FP8_WGMMA
+
+template <class Atom, size_t... I>
+__device__ __forceinline__ void fp8_wgmma_impl(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate,
+                                               std::index_sequence<I...>) {
+  Atom::fma(desc_a, desc_b, d[I]..., accumulate ? cute::SM90::GMMA::ScaleOut::One : cute::SM90::GMMA::ScaleOut::Zero);
+}
+
+// d (N / 2 floats) = A(64 x 32) . B(N x 32)^T (+ d when `accumulate`).
+template <int kN>
+__device__ __forceinline__ void fp8_wgmma(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate) {
+  fp8_wgmma_impl<typename Fp8Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
+}
+
+}  // namespace deep_gemm::cuda::sm90
