@@ -82,13 +82,13 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
     g = random.randrange(groups)
     rows = slice(starts[g], starts[g] + min(sizes[g], 512))
     diff = calc_diff(d[rows], reference_rows(a[rows], sfa[rows], b[g], sfb[g]))
-    scale_a = sfa.t().contiguous().t()
     d_torch = torch.empty_like(d)
+    spans = [slice(starts[g2], starts[g2] + sizes[g2]) for g2 in range(groups)]
+    scales = [sfa[r].t().contiguous().t() for r in spans]  # M-major per group, as cuBLASLt wants
 
     def anchor() -> None:
-        for g2 in range(groups):
-            r = slice(starts[g2], starts[g2] + sizes[g2])
-            torch._scaled_mm(a[r], b[g2].t(), scale_a[r], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
+        for g2, r in enumerate(spans):
+            torch._scaled_mm(a[r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
 
     t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
@@ -115,14 +115,14 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
     g = random.randrange(groups)
     rows = slice(0, min(counts[g], 512))
     diff = calc_diff(d[g, rows], reference_rows(a_t[g, rows], sfa_t[g, rows], b[g], sfb[g]))
-    scales = [s.t().contiguous().t() for s in sfa]
+    rows_of = [max(16, (c + 15) // 16 * 16) for c in counts]  # cuBLASLt wants M a multiple of 16 here
+    scales = [s[:r].t().contiguous().t() for s, r in zip(sfa, rows_of, strict=True)]
     d_torch = torch.empty_like(d)
 
     def anchor() -> None:
-        for g2 in range(groups):
-            r = counts[g2] // 16 * 16 or 16  # cuBLASLt wants M a multiple of 16 here
+        for g2, r in enumerate(rows_of):
             torch._scaled_mm(
-                a_t[g2, :r], b[g2].t(), scales[g2][:r], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[g2, :r]
+                a_t[g2, :r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[g2, :r]
             )
 
     t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)

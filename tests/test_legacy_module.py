@@ -42,7 +42,7 @@ def test_m_grouped(layout: str, fused: bool, n_major_b: bool, device: torch.devi
     _m_call(layout, fused, case, d)
     ref, bound = m_grouped_ref(case)
     assert_close(d, ref, bound, 72, f"{layout} fused={fused}")
-    assert calc_diff(d, ref) < 1e-3
+    assert calc_diff(d.cpu(), ref) < 1e-3
     padding = (case.groups < 0).cpu()
     assert padding.any() and torch.equal(d.cpu()[padding], torch.zeros_like(d.cpu()[padding]))
 
@@ -58,7 +58,7 @@ def test_k_grouped(fused: str, acc: bool, out_dtype: torch.dtype, device: torch.
     fn(case.a, case.b, d, (case.k_map, case.k_start, case.k_end), acc)
     ref, bound = k_grouped_ref(case, d0, acc)
     assert_close(d, ref, bound, 256, f"{fused}-fused acc={acc}")
-    assert calc_diff(d, ref) < 1e-3
+    assert calc_diff(d.cpu(), ref) < 1e-3
     # Group 1 is empty: it keeps d0 with acc and becomes zero without.
     assert torch.equal(d[1], d0[1] if acc else torch.zeros_like(d0[1]))
 
@@ -128,6 +128,9 @@ def test_bad_k_grouped_arguments_name_function_and_argument() -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason="with a GPU the kernels run compiled (test_m_grouped, test_k_grouped)"
+)
 def test_triton_kernels_in_the_interpreter() -> None:
     # The kernels' own code (not the CPU reference), run by Triton's interpreter on the CPU.
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}

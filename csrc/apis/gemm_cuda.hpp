@@ -1,7 +1,7 @@
 #pragma once
 // CUDA builds: the dense and M-grouped FP8 GEMMs on the native sm90a kernel (csrc/cuda/fp8_gemm.h).
 // This header turns checked ATen arguments into the kernel's plain problem description;
-// it returns false for what the kernel does not serve (see docs/gpu.md, "Native kernels"),
+// it returns false for what the kernel does not serve (see docs/gpu.md, "Native FP8 GEMM kernel"),
 // and the caller then takes the next path.
 
 #include <ATen/ATen.h>

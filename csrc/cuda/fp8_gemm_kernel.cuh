@@ -96,10 +96,10 @@ struct Traits {
   static_assert(kStages >= 2, "tile too large for shared memory");
   static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + kOutBytes;
   // The CTA's register pool is fixed at launch (168 per thread for 384 threads, the
-  // compiler's count for 256): 56 x 128 + 224 x 256 fits 168 x 384 exactly.  Asking for
+  // compiler's count for 256): 40 x 128 + 232 x 256 fits 168 x 384 exactly.  Asking for
   // more than the pool holds would block setmaxnreg.inc forever.
-  static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 224 : 240;
-  static constexpr int kProducerRegs = 56;
+  static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 232 : 240;
+  static constexpr int kProducerRegs = 40;
 };
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
@@ -365,22 +365,31 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow>::kThreads
   uint32_t phase = 0;
   bool stores_pending = false;
   float acc[kBlockN / 2];
-#pragma unroll
-  for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
 
 #pragma unroll 1
   for (;;) {
+    // An item's first stage says what it is; a K item then spans num_k_blocks stages.
     p::mbar_wait(&full[stage], phase);
     const StageInfo si = info[stage];
     if (si.flags & kEnd) break;
     const int r_lo = si.rows & 0xFFFF, r_hi = si.rows >> 16;
     const int n0 = si.n0;
-
-    if (!(si.flags & kZero)) {
-      if (si.flags & kFirst) {
+    // Columns of this tile before the next 128-wide SFB block (1D2D scales).
+    const int sfb_split = 128 - n0 % 128;
 #pragma unroll
-        for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+
+    const int k_blocks = (si.flags & kZero) ? 0 : args.num_k_blocks;
+    if (k_blocks == 0) {
+      __syncwarp();
+      if (lane == 0) p::mbar_arrive(&empty[stage]);
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
       }
+    }
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      if (kb > 0) p::mbar_wait(&full[stage], phase);
       const float* sfa_s = smem_sfa + stage * kBlockM;
       const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
       const float sa_lo = sfa_s[row_lo];
@@ -426,8 +435,6 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow>::kThreads
           acc[4 * j + 3] += part[4 * j + 3] * (sa_hi * sb_cols[2 * j + 1]);
         }
       } else {
-        // Columns of this tile before the next 128-wide SFB block (1D2D scales).
-        const int sfb_split = 128 - n0 % 128;
         const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
         const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
 #pragma unroll
@@ -441,17 +448,11 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow>::kThreads
           acc[4 * j + 3] += part[4 * j + 3] * hi;
         }
       }
-    } else {
-      __syncwarp();
-      if (lane == 0) p::mbar_arrive(&empty[stage]);
-#pragma unroll
-      for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
     }
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1;
-    }
-    if (!(si.flags & (kLast | kZero))) continue;
 
     // ---------------------------------------------------------------- epilogue
     const int slab = warpgroup * 64;
