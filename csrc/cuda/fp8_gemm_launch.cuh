@@ -9,10 +9,10 @@
 namespace deep_gemm::cuda::fp8_gemm_detail {
 
 // The compiled shapes: X(BLOCK_M, BLOCK_N, SFB per row).
-#define DG_FP8_GEMM_SHAPES_BM64(X)                                                                        \
-  X(64, 16, false)                                                                                        \
-  X(64, 32, false) X(64, 48, false) X(64, 64, false) X(64, 96, false) X(64, 128, false) X(64, 160, false) \
-      X(64, 192, false)
+#define DG_FP8_GEMM_SHAPES_BM64(X) \
+  X(64, 16, false)                 \
+  X(64, 32, false)                 \
+  X(64, 48, false) X(64, 64, false) X(64, 96, false) X(64, 128, false) X(64, 160, false) X(64, 192, false)
 #define DG_FP8_GEMM_SHAPES_BM128(X) \
   X(128, 16, false)                 \
   X(128, 32, false) X(128, 64, false) X(128, 96, false) X(128, 128, false) X(128, 144, false) X(128, 160, false)
