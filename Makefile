@@ -26,11 +26,13 @@ setup: $(VENV)/.installed ## create .venv with torch (CPU) and the dev tools
 hooks: setup ## install the git pre-commit hooks (.pre-commit-config.yaml)
 	$(VENV)/bin/pre-commit install
 
-regenerate: setup ## regenerate every file made from ops.yaml
+regenerate: setup ## regenerate every file made from ops.yaml (and examples/tiny_ext/ops.yaml)
 	$(PY) -m codegen regenerate
+	$(PY) -m codegen regenerate --manifest examples/tiny_ext/ops.yaml
 
-check: setup ## drift check: generated files must match ops.yaml
+check: setup ## drift check: generated files must match ops.yaml (and examples/tiny_ext/ops.yaml)
 	$(PY) -m codegen check
+	$(PY) -m codegen check --manifest examples/tiny_ext/ops.yaml
 
 verify: setup ## check every op's C++ implementation against its schema (libclang)
 	$(PY) -m codegen verify
@@ -66,8 +68,9 @@ bench: build ## benchmark tables (host overhead, tooling)
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/tooling.py
 
-demo: build ## regenerate, build, import and call a few ops
+demo: setup ## regenerate, build, import and call a few ops
 	$(PY) -m codegen regenerate
+	$(MAKE) --no-print-directory build
 	PYTHONPATH=$(CURDIR) $(PY) examples/demo.py
 
 clean: ## remove build outputs

@@ -1,11 +1,14 @@
 """Build deep_gemm._C_extension: one abi3 shared object, no pybind11.
 
 The sources are csrc/python_api.cpp (an empty module init) and the generated
-registration files csrc/generated/*.cpp (run `python -m codegen regenerate`
-after editing ops.yaml).  A CUDA build happens when torch has CUDA and nvcc is
-found (set DG_FORCE_CPU=1 to build for the CPU only); it also compiles
-csrc/kernels/*.cu for sm_90a, and, when CuTe/CUTLASS headers are found (the optional
-`nvidia-cutlass` wheel, or $CUTLASS_INCLUDE_DIR), the native kernels of csrc/cuda/*.cu.
+registration files listed in csrc/generated/sources.txt, which the generator
+writes (run `python -m codegen regenerate` after editing ops.yaml).  The list,
+not a glob: a stale file left in csrc/generated/ is never compiled.
+
+A CUDA build happens when torch has CUDA and nvcc is found (set DG_FORCE_CPU=1
+to build for the CPU only); it also compiles csrc/kernels/*.cu for sm_90a, and,
+when CuTe/CUTLASS headers are found (the optional `nvidia-cutlass` wheel, or
+$CUTLASS_INCLUDE_DIR), the native kernels of csrc/cuda/*.cu.
 
 Install torch first, then build without build isolation:
     pip install --no-build-isolation .        or    python setup.py build_ext --inplace
@@ -30,6 +33,15 @@ def with_cuda() -> bool:
     return torch.version.cuda is not None and CUDA_HOME is not None
 
 
+def generated_sources(root: str = ROOT) -> list[str]:
+    """The registration sources the generator listed (comment lines start with '#')."""
+    path = os.path.join(root, "csrc", "generated", "sources.txt")
+    if not os.path.isfile(path):
+        raise SystemExit(f"{path} is missing: run `python -m codegen regenerate` (or `make regenerate`) first")
+    with open(path, encoding="utf-8") as fh:
+        return [line.strip() for line in fh if line.strip() and not line.startswith("#")]
+
+
 def cutlass_include() -> str | None:
     """CuTe/CUTLASS headers for the native sm90a kernels: $CUTLASS_INCLUDE_DIR, or the
     `nvidia-cutlass` wheel's cutlass_library/source/include.  Optional: without them a CUDA
@@ -45,7 +57,7 @@ def cutlass_include() -> str | None:
 
 
 def extension():
-    sources = ["csrc/python_api.cpp", *sorted(glob.glob("csrc/generated/*.cpp"))]
+    sources = ["csrc/python_api.cpp", *generated_sources()]
     macros = [("Py_LIMITED_API", PY_LIMITED_API)]
     cxx = ["-O2", "-fvisibility=hidden"]
     kwargs = {}

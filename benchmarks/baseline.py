@@ -50,7 +50,7 @@ def _cpp_name(name: str) -> str:
 def natural_type(op: Op, p: PyParam) -> str:
     """The C++ type the implementation receives for legacy parameter ``p``."""
     if p.is_pack:
-        return PACK_NATURAL[(False, p.members[1].type.optional)]
+        return PACK_NATURAL[p.members[1].type.optional]
     return conversion(p.members[0].type).natural
 
 

@@ -12,6 +12,9 @@ and untracked, not ignored, files), so the working tree is never touched:
   ``verify`` finds no prelude PCH (a fresh clone): it parses inline and starts
   the PCH build in the background (Note [Prelude PCH] in codegen/cxx.py), which
   is awaited before the warm runs.  Its CPU column excludes that detached build.
+* ``python -m codegen import-pybind`` on the gaps fixture (tests/fixtures/pybind_gaps/):
+  cold (no pybind11 prelude PCH: inline parse, PCH built in the background and
+  awaited), then warm, median of --runs.
 * a clean build (``setup.py build_ext --inplace``, CC=gcc CXX=g++, MAX_JOBS=2);
 * a rebuild after one op's manifest entry changes (a default of --op's schema
   is flipped, then ``regenerate``): time, and the translation units ninja
@@ -90,12 +93,13 @@ def _pch_note(out: str) -> str:
     return "the PCH was then built in the background" if "background" in out else ""
 
 
-def wait_for_pch(tree: Path, timeout: float = 300.0) -> None:
-    """Wait until the background PCH build a cold verify started in ``tree`` has finished."""
+def wait_for_pch(tree: Path, timeout: float = 300.0, count: int = 1) -> None:
+    """Wait until the background PCH build a cold verify (or import-pybind) started in ``tree`` has
+    finished: ``count`` prelude PCHs exist."""
     folder = tree / ".cache" / "codegen-pch"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if any(folder.glob("prelude-*.pch")):
+        if len(list(folder.glob("prelude-*.pch"))) >= count:
             return
         time.sleep(0.2)
     raise SystemExit(f"no prelude PCH appeared in {folder} within {timeout:.0f} s")
@@ -195,6 +199,17 @@ def main(argv: list[str] | None = None) -> int:
             cold = run([PY, "-m", "codegen", "verify"], tree)
             add("codegen verify, cold (no PCH: a fresh clone)", cold.wall, cold.cpu, 5.0, _pch_note(cold.out))
             wait_for_pch(tree)
+        if has_command(tree, "import-pybind"):
+            fixture = "tests/fixtures/pybind_gaps"
+            cmd = [PY, "-m", "codegen", "import-pybind", f"{fixture}/csrc/python_api.cpp", "--root", fixture]
+            cmd += ["-o", str(Path(tmp) / "draft.yaml")]
+            cold = run(cmd, tree)
+            add(
+                "codegen import-pybind, cold (no PCH; the gaps fixture)", cold.wall, cold.cpu, None, _pch_note(cold.out)
+            )
+            wait_for_pch(tree, count=2)
+            wall, cpu = median_runs(cmd, tree, args.runs)
+            add(f"codegen import-pybind, warm (median of {args.runs})", wall, cpu, None)
         for command in ("regenerate", "check", "verify"):
             if command == "verify" and not has_command(tree, "verify"):
                 rows.append(("codegen verify", "absent", "", "≤ 1 s", "not in this branch, skipped"))

@@ -1,1 +1,4 @@
-"""deep_gemm's binding generator; see ``python -m codegen --help`` and ``codegen/__main__.py``."""
+"""The binding generator: TORCH_LIBRARY registration, legacy shim and stub from one ops.yaml.
+
+See ``python -m codegen --help`` and ``codegen/__main__.py``.
+"""

@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .schema import SchemaType
+from .schema import Schema, SchemaType
+
+# Python-side argument converters (implemented in <library>/_convert.py): name -> the Python type
+# the user may pass, as written in the stub.  The model accepts exactly these names.
+CONVERTERS = {
+    "int_or_pair": "int | tuple[int, int]",
+    "recipe_2_or_3": "tuple[int, int] | tuple[int, int, int]",
+}
 
 
 @dataclass(frozen=True)
@@ -86,14 +93,15 @@ _SCALARS: dict[tuple[str, bool], Conversion] = {
     ),
 }
 
-# Types a pack rule produces on the C++ side (first member, second member) -> natural type.
+# What a pack rule produces, keyed on whether its second member is optional (the first never is):
+# the natural C++ type, and the stub type.
 PACK_NATURAL = {
-    (False, False): "std::pair<at::Tensor, at::Tensor>",
-    (False, True): "std::pair<at::Tensor, std::optional<at::Tensor>>",
+    False: "std::pair<at::Tensor, at::Tensor>",
+    True: "std::pair<at::Tensor, std::optional<at::Tensor>>",
 }
 PACK_PYTHON = {
-    (False, False): "tuple[Tensor, Tensor]",
-    (False, True): "tuple[Tensor, Tensor | None]",
+    False: "tuple[Tensor, Tensor]",
+    True: "tuple[Tensor, Tensor | None]",
 }
 
 
@@ -128,3 +136,23 @@ def return_python(t: SchemaType) -> str:
         "str": "str",
         "ScalarType": "torch.dtype",
     }[t.base]
+
+
+def returns_cpp(schema: Schema) -> str:
+    """The C++ type a wrapper returns for ``schema``'s returns (``void`` for ``()``)."""
+    rets = schema.returns
+    if not rets:
+        return "void"
+    if len(rets) == 1 and not schema.returns_tuple:
+        return return_cpp(rets[0])
+    return "std::tuple<" + ", ".join(return_cpp(r) for r in rets) + ">"
+
+
+def returns_python(schema: Schema) -> str:
+    """The stub's return annotation for ``schema``'s returns (``None`` for ``()``)."""
+    rets = schema.returns
+    if not rets:
+        return "None"
+    if len(rets) == 1 and not schema.returns_tuple:
+        return return_python(rets[0])
+    return "tuple[" + ", ".join(return_python(r) for r in rets) + "]"

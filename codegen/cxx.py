@@ -38,6 +38,11 @@ PCH keeps concurrent runs from building it twice, and the PCH appears by an
 atomic rename, so a reader sees either no PCH or a whole one.  With
 ``build_pch="now"`` the PCH is built before the parse, in this process.
 
+Why one module (about 500 lines): it is the only place that touches
+``clang.cindex``.  The toolchain lookup, the parser with its PCH cache and the
+cursor/type helpers share ``cindex()`` and the PCH key, and splitting them
+would spread that boundary over three modules.
+
 Note [Builtin headers]
 ~~~~~~~~~~~~~~~~~~~~~~
 The ``libclang`` wheel ships no clang resource directory, so ``<stddef.h>``
@@ -88,6 +93,7 @@ PCH_DIR = Path(__file__).resolve().parent.parent / ".cache" / "codegen-pch"
 STD = "c++20"  # torch 2.13 builds extensions as C++20
 
 _SKIP_BODIES = 0x40  # CXTranslationUnit_SkipFunctionBodies
+_KEEP_GOING = 0x200  # CXTranslationUnit_KeepGoing: a missing #include does not end the parse
 _INCOMPLETE = 0x02  # CXTranslationUnit_Incomplete: a header, for a PCH
 _FOR_SERIALIZATION = 0x10  # CXTranslationUnit_ForSerialization
 PchMode = Literal["now", "background"]
@@ -187,6 +193,9 @@ class Parser:
         cache_dir: Path | None = None,
         python: bool = False,
         build_pch: PchMode = "now",
+        defines: Sequence[str] = (),
+        system_dirs: Sequence[Path] = (),
+        fallback_dirs: Sequence[Path] = (),
     ) -> None:
         self.root = root.resolve()
         self.prelude = tuple(prelude)
@@ -197,13 +206,27 @@ class Parser:
         # The PCH depends on the system arguments only, so one PCH serves every project root;
         # clang accepts a PCH built with other user include folders.
         self.system_args = ["-std=" + STD, "-DNDEBUG", *(f"-isystem{p}" for p in system)]
-        self.args = [*(f"-I{p.resolve()}" for p in include_dirs), *self.system_args]
+        # ``system_dirs`` (CUDA's) come after the project's folders; ``fallback_dirs`` are searched
+        # last of all (-idirafter), so a real header always wins over a fallback.  Macros (-D) are
+        # not part of the PCH's key: clang accepts a PCH with macros added on the command line.
+        self.args = [
+            *(f"-D{d}" for d in defines),
+            *(f"-I{p.resolve()}" for p in include_dirs),
+            *(f"-isystem{p}" for p in system_dirs),
+            *self.system_args,
+            *(f"-idirafter{p}" for p in fallback_dirs),
+        ]
         self.index = cindex().Index.create()
         self.build_pch = build_pch
         self.pch_state: PchState = "off" if cache_dir is None else "used"
         self.pch_process: subprocess.Popen[bytes] | None = None  # the background build, if this parser started one
 
     # -- the prelude -----------------------------------------------------------------
+
+    def pch_ready(self) -> bool:
+        """Whether a parse now would use a cached PCH (False: the prelude is parsed inline, slowly)."""
+        pch = self._pch_path()
+        return pch is not None and pch.is_file()
 
     def _pch_path(self) -> Path | None:
         if self.cache_dir is None:
@@ -258,11 +281,13 @@ class Parser:
 
     # -- one translation unit --------------------------------------------------------
 
-    def _parse_with_pch(self, name: str, text: str, options: int, pch: Path) -> tuple[Any, list[Problem]]:
+    def _parse_with_pch(
+        self, name: str, text: str, options: int, pch: Path, extra: Sequence[str] = ()
+    ) -> tuple[Any, list[Problem]]:
         try:
             tu = self.index.parse(
                 name,
-                args=["-x", "c++", *self.args, "-include-pch", str(pch)],
+                args=["-x", "c++", *self.args, *extra, "-include-pch", str(pch)],
                 unsaved_files=[(name, text)],
                 options=options,
             )
@@ -275,29 +300,43 @@ class Parser:
 
         Raises :class:`CxxError` listing clang's errors when there are any.
         """
+        tu, problems = self.parse_keep_going(main, text, skip_bodies, keep_going=False)
+        if problems:
+            raise CxxError("\n".join(str(p) for p in problems))
+        return tu
+
+    def parse_keep_going(
+        self, main: str, text: str, skip_bodies: bool, keep_going: bool = True
+    ) -> tuple[Any, list[Problem]]:
+        """Parse as :meth:`parse` does, but return clang's errors with the TranslationUnit.
+
+        With ``keep_going`` clang carries on past a missing ``#include`` and reports every error
+        (no error limit), so a caller can use whatever did resolve (import-pybind does).
+        """
         name = str(self.root / main)
-        options = _SKIP_BODIES if skip_bodies else 0
+        options = (_SKIP_BODIES if skip_bodies else 0) | (_KEEP_GOING if keep_going else 0)
+        extra = ["-ferror-limit=0"] if keep_going else []
         pch = self._usable_pch()
+        tu: Any = None
+        problems: list[Problem] = []
         if pch is not None:
-            tu, problems = self._parse_with_pch(name, text, options, pch)
+            tu, problems = self._parse_with_pch(name, text, options, pch, extra)
             if any(_STALE_PCH.search(p.message) for p in problems):
                 pch.unlink(missing_ok=True)  # stale or corrupt: replace it (once)
                 pch = self._usable_pch()
                 if pch is not None:
-                    tu, problems = self._parse_with_pch(name, text, options, pch)
+                    tu, problems = self._parse_with_pch(name, text, options, pch, extra)
         if pch is None:
             # The prelude as a forced include keeps the main file's line numbers intact.
             prelude = str(self.root / "codegen_prelude.hpp")
             tu = self.index.parse(
                 name,
-                args=["-x", "c++", *self.args, "-include", prelude],
+                args=["-x", "c++", *self.args, *extra, "-include", prelude],
                 unsaved_files=[(name, text), (prelude, _prelude_text(self.prelude))],
                 options=options,
             )
             problems = errors(tu, self.root)
-        if problems:
-            raise CxxError("\n".join(str(p) for p in problems))
-        return tu
+        return tu, problems
 
 
 def _prelude_text(prelude: Sequence[str]) -> str:
@@ -380,7 +419,7 @@ def loc(cursor: Any, root: Path) -> Loc:
 
 
 def qualified_name(cursor: Any) -> str:
-    """``deep_gemm::gemm::fp8_fp4_gemm_nt`` for a declaration (inline namespaces like ``std::__cxx11`` left out)."""
+    """``mylib::gemm::fp8_gemm_nt`` for a declaration (inline namespaces like ``std::__cxx11`` left out)."""
     ci = cindex()
     parts = [str(cursor.spelling)]
     parent = cursor.semantic_parent

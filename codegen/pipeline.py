@@ -1,4 +1,4 @@
-"""From ``ops.yaml`` to rendered files: load, validate, render."""
+"""From ``ops.yaml`` to a validated model (``outputs.render_all`` then renders it)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,19 @@ from . import yamlsrc
 from .errors import Diagnostics, Loc, ManifestError
 from .fakes import check_fake_functions
 from .model import Manifest
-from .outputs import render_all
 from .schema import SchemaParser
-from .spelling.python import params
 
 CACHE = Path(".cache") / "codegen-schemas.json"
 
 
-def load_manifest(path: Path, display: str | None = None, cache_root: Path | None = None) -> Manifest:
-    """Read and fully validate a manifest; raise :class:`ManifestError` with every problem."""
+def load_manifest(
+    path: Path, display: str | None = None, cache_root: Path | None = None, allow_undecided: bool = False
+) -> Manifest:
+    """Read and fully validate a manifest; raise :class:`ManifestError` with every problem.
+
+    ``allow_undecided`` accepts the ``?x`` markers of an import-pybind draft in ``writes``
+    (``verify --types-only``); such a manifest is only ever checked, never rendered.
+    """
     shown = display or path.name
     diags = Diagnostics()
     try:
@@ -26,16 +30,10 @@ def load_manifest(path: Path, display: str | None = None, cache_root: Path | Non
         raise ManifestError(diags) from None
     parser = SchemaParser((cache_root / CACHE) if cache_root else None)
     root = yamlsrc.load(text, shown, diags)
-    manifest = Manifest.parse(root, shown, parser, diags) if root is not None else None
+    manifest = Manifest.parse(root, shown, parser, diags, allow_undecided) if root is not None else None
     if manifest is not None:
-        for op in manifest.ops:
-            params(op, diags)
         check_fake_functions(manifest, cache_root or path.resolve().parent, diags)
     if diags or manifest is None:
         raise ManifestError(diags)  # nothing is written, not even the schema cache
     parser.save()
     return manifest
-
-
-def render(manifest: Manifest) -> dict[str, str]:
-    return render_all(manifest)

@@ -15,6 +15,7 @@ under that version; any miss imports torch and parses for real.
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import json
 import os
 import re
@@ -96,7 +97,16 @@ class Schema:
 
 
 class SchemaError(ValueError):
-    """torch rejected the schema, or it uses a type the generator cannot bind."""
+    """torch rejected the schema, or it uses a type the generator cannot bind.
+
+    ``word`` is the schema text at fault when known, or ``arg`` the argument whose type is, so
+    the error can point at it.
+    """
+
+    def __init__(self, message: str, word: str = "", arg: str = "") -> None:
+        super().__init__(message)
+        self.word = word
+        self.arg = arg
 
 
 _TYPE_RE = re.compile(r"^(Optional\[)?(List\[)?(\w+)\]?\]?$")
@@ -105,10 +115,12 @@ _TYPE_RE = re.compile(r"^(Optional\[)?(List\[)?(\w+)\]?\]?$")
 def _schema_type(real_type: str, size: int | None) -> SchemaType:
     m = _TYPE_RE.match(real_type)
     if not m or m.group(3) not in SUPPORTED_BASES:
+        word = m.group(3) if m else re.sub(r"\W.*", "", real_type.split("[")[-1])
         raise SchemaError(
-            f"type '{real_type}' is not supported by the generator; expected one of "
+            f"type '{word}' is not supported by the generator; expected one of "
             + ", ".join(SUPPORTED_BASES)
-            + " (optionally a list and/or optional)"
+            + " (optionally a list and/or optional)",
+            word,
         )
     return SchemaType(base=m.group(3), is_list=bool(m.group(2)), size=size, optional=bool(m.group(1)))
 
@@ -118,6 +130,16 @@ def _torch_version() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+def _marked_word(lines: list[str]) -> str:
+    """The text torch underlines (``~~~ <--- HERE`` under the echoed schema), or ''."""
+    for above, line in itertools.pairwise(lines):
+        if "<--- HERE" in line and "~" in line:
+            start = line.index("~")
+            width = len(line) - len(line[start:].lstrip("~"))
+            return above[start : start + width].strip()
+    return ""
 
 
 def _parse_with_torch(text: str) -> dict[str, object]:
@@ -130,7 +152,7 @@ def _parse_with_torch(text: str) -> dict[str, object]:
         first = lines[0] if lines else "torch could not parse the schema"
         # torch words some schema rules as internal asserts; keep only the rule itself.
         first = first.split("please report a bug to PyTorch. ", 1)[-1]
-        return {"error": first}
+        return {"error": first, "word": _marked_word(lines)}
     args = []
     for a in parsed.arguments:
         alias = a.alias_info
@@ -183,7 +205,7 @@ class SchemaParser:
             self.entries[text] = raw
             self.dirty = True
         if "error" in raw:
-            raise SchemaError(f"torch rejected the schema: {raw['error']}")
+            raise SchemaError(f"torch rejected the schema: {raw['error']}", str(raw.get("word") or ""))
         return _build(text, raw)
 
     def save(self) -> None:
@@ -202,24 +224,29 @@ def _build(text: str, raw: dict[str, object]) -> Schema:
     raw_args = raw["args"]
     raw_rets = raw["returns"]
     assert isinstance(raw_args, list) and isinstance(raw_rets, list)
-    args = tuple(
-        Arg(
-            name=a["name"],
-            type=_schema_type(a["real_type"], a["size"]),
-            has_default=a["has_default"],
-            default=a["default"],
-            kwarg_only=a["kwarg_only"],
-            is_write=a["is_write"],
-            alias_set=a["alias_set"],
+    args: list[Arg] = []
+    for a in raw_args:
+        try:
+            arg_type = _schema_type(a["real_type"], a["size"])
+        except SchemaError as exc:
+            raise SchemaError(str(exc), exc.word, arg=a["name"]) from None
+        args.append(
+            Arg(
+                name=a["name"],
+                type=arg_type,
+                has_default=a["has_default"],
+                default=a["default"],
+                kwarg_only=a["kwarg_only"],
+                is_write=a["is_write"],
+                alias_set=a["alias_set"],
+            )
         )
-        for a in raw_args
-    )
     returns = tuple(_schema_type(r["real_type"], r["size"]) for r in raw_rets)
     return Schema(
         text=text,
         name=str(raw["name"]),
         overload=str(raw["overload"]),
-        args=args,
+        args=tuple(args),
         returns=returns,
         returns_tuple=bool(raw["returns_tuple"]),
     )

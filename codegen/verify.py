@@ -20,6 +20,10 @@ Every problem is reported against both places, ``ops.yaml:L:C`` and the C++
 in this parse and whose implementation is missing is noted, not failed: its
 header may declare it only in builds where the guard holds.
 
+One module (a little over 400 lines): the type rules, the index of
+implementations and the command share the expected-argument model above and
+read as one check.
+
 Note [What a parameter can receive]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 The wrapper passes prvalues of the natural types (``to_int(...)`` is an
@@ -37,13 +41,13 @@ least as wide (``int64_t`` takes ``int``), ``float`` or ``double`` for either,
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import cxx
-from .conversions import PACK_NATURAL, conversion, return_cpp
+from . import cxx, includes
+from .conversions import PACK_NATURAL, conversion, returns_cpp
 from .errors import Diagnostics, Loc, did_you_mean
 from .model import Manifest, Op
 from .schema import Arg
@@ -74,7 +78,7 @@ def expected_params(op: Op) -> list[Expected]:
             (second,) = rest
             names = tuple(dict.fromkeys((pack.python_name, arg.name)))
             spelled = f"{_arg_text(arg)}, {_arg_text(second)}"
-            out.append(Expected(names, (PACK_NATURAL[(False, second.type.optional)],), False, spelled))
+            out.append(Expected(names, (PACK_NATURAL[second.type.optional],), False, spelled))
         else:
             row = conversion(arg.type)
             out.append(Expected((arg.name,), row.naturals, row.helper is None, str(arg.type)))
@@ -86,12 +90,7 @@ def _arg_text(arg: Arg) -> str:
 
 
 def expected_return(op: Op) -> str:
-    rets = op.schema.returns
-    if not rets:
-        return "void"
-    if len(rets) == 1 and not op.schema.returns_tuple:
-        return return_cpp(rets[0])
-    return "std::tuple<" + ", ".join(return_cpp(r) for r in rets) + ">"
+    return returns_cpp(op.schema)
 
 
 # --------------------------------------------------------------------------------------
@@ -146,9 +145,12 @@ class FunctionIndex:
     def build(cls, tu: Any, wanted: Iterable[str]) -> FunctionIndex:
         ci = cxx.cindex()
         prefixes: set[str] = set()
+        top_level: set[str] = set()  # functions of the global namespace (FlashMLA's, DeepEP's)
         for name in wanted:
             parts = name.split("::")
             prefixes.update("::".join(parts[:i]) for i in range(1, len(parts)))
+            if len(parts) == 1:
+                top_level.add(name)
         index = cls()
         kinds = (ci.CursorKind.FUNCTION_DECL, ci.CursorKind.FUNCTION_TEMPLATE)
 
@@ -158,8 +160,8 @@ class FunctionIndex:
                     inner = f"{scope}::{child.spelling}" if scope else str(child.spelling)
                     if inner in prefixes:
                         walk(child, inner)
-                elif child.kind in kinds and scope:
-                    qual = f"{scope}::{child.spelling}"
+                elif child.kind in kinds and (scope or str(child.spelling) in top_level):
+                    qual = f"{scope}::{child.spelling}" if scope else str(child.spelling)
                     seen = index.functions.setdefault(qual, [])
                     if not any(child.canonical == other.canonical for other in seen):
                         seen.append(child)
@@ -168,8 +170,8 @@ class FunctionIndex:
         return index
 
     def near(self, name: str) -> list[str]:
-        scope = name.rsplit("::", 1)[0]
-        return [n.rsplit("::", 1)[1] for n in self.functions if n.rsplit("::", 1)[0] == scope]
+        scope = name.rsplit("::", 1)[0] if "::" in name else ""
+        return [n.rsplit("::", 1)[-1] for n in self.functions if (n.rsplit("::", 1)[0] if "::" in n else "") == scope]
 
 
 def _unqualified(name: str) -> str:
@@ -337,6 +339,8 @@ def verify(
     include_dirs: list[Path],
     pch_dir: Path | None,
     build_pch: cxx.PchMode = "now",
+    defines: Sequence[str] = (),
+    types_only: bool = False,
 ) -> Report:
     """Check every op of ``manifest`` against its implementation; problems go into the report.
 
@@ -356,20 +360,31 @@ def verify(
     naturals = _naturals(manifest)
     text = "".join(f'#include "{root / h}"\n' for h in headers)
     text += f"namespace {_ALIASES} {{\n" + "".join(f"using t{i} = {t};\n" for i, t in enumerate(naturals)) + "}\n"
+    # A draft (--types-only) is read as import-pybind reads its module: with the project's include
+    # folders, past clang's errors (Note [Finding a module's includes] in codegen/includes.py).
+    flags = includes.discover([root / h for h in headers]) if types_only else includes.BuildFlags()
     parser = cxx.Parser(
         root,
-        include_dirs=[*include_dirs, root / "csrc", root],
+        include_dirs=[*include_dirs, root / "csrc", root, *flags.include_dirs],
         cache_dir=pch_dir,
+        python=True,  # as import-pybind parses: headers of pybind11 modules include <Python.h>
         build_pch=build_pch,
+        defines=[*flags.defines, *defines],
+        system_dirs=flags.system_dirs,
+        fallback_dirs=[includes.FALLBACK] if types_only else [],
     )
-    try:
-        tu = parser.parse(MAIN_FILE, text, skip_bodies=True)
-    except cxx.CxxError as exc:
-        diags.error(
-            Loc(manifest.path, 1, 1),
-            f"the implementation headers do not compile; fix these first:\n{exc}",
-        )
-        return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_state)
+    if types_only:
+        tu, problems = parser.parse_keep_going(MAIN_FILE, text, skip_bodies=True)
+        notes += [f"clang: {line}" for line in includes.grouped_errors(problems)]
+    else:
+        try:
+            tu = parser.parse(MAIN_FILE, text, skip_bodies=True)
+        except cxx.CxxError as exc:
+            diags.error(
+                Loc(manifest.path, 1, 1),
+                f"the implementation headers do not compile; fix these first:\n{exc}",
+            )
+            return Report(diags, notes, 0, time.perf_counter() - started, parser.pch_state)
 
     try:
         natural_types = _alias_types(tu, naturals)
@@ -398,7 +413,7 @@ def verify(
                 diags.error(
                     op.loc,
                     f"{where}: the implementation '{qual}' does not exist{did_you_mean(short, index.near(qual))}; "
-                    f"expected a function of that name (the op's 'impl', default deep_gemm::<family>::<name>)",
+                    f"expected a function of that name (the op's 'impl', default {manifest.library}::<family>::<name>)",
                     op.name,
                 )
                 continue

@@ -8,6 +8,7 @@ and rejects what plain ``yaml.safe_load`` silently accepts: duplicate keys
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -19,6 +20,26 @@ from .errors import Diagnostics, Loc
 class YScalar:
     value: object
     loc: Loc
+    raw: str = ""  # the scalar's source text, as written (folded lines and all)
+
+    def loc_of(self, word: str, nth: int = 1) -> Loc:
+        """Where ``word`` (as a whole word) appears for the ``nth`` time in the scalar's source (the
+        last time if fewer); the scalar's start if nowhere."""
+        found = list(re.finditer(rf"(?<![\w]){re.escape(word)}(?![\w])", self.raw)) if word else []
+        if not found:
+            return self.loc
+        return self._at(found[min(nth, len(found)) - 1].start())
+
+    def type_of(self, arg: str) -> tuple[Loc, str]:
+        """Where the type of schema argument ``arg`` is written (the word before its name), and the word."""
+        m = re.search(rf"([A-Za-z_][\w\[\]?]*(?:\([^)]*\))?\??)\s+{re.escape(arg)}(?![\w])", self.raw)
+        return (self._at(m.start(1)), m.group(1)) if m else (self.loc, "")
+
+    def _at(self, at: int) -> Loc:
+        newline = self.raw.rfind("\n", 0, at)
+        line = self.loc.line + self.raw.count("\n", 0, at)
+        col = self.loc.col + at if newline < 0 else at - newline
+        return Loc(self.loc.path, line, col)
 
 
 @dataclass(frozen=True)
@@ -59,7 +80,9 @@ def _scalar_value(node: yaml.ScalarNode) -> object:
 def _convert(path: str, node: yaml.Node, diags: Diagnostics) -> YNode:
     loc = _loc(path, node)
     if isinstance(node, yaml.ScalarNode):
-        return YScalar(_scalar_value(node), loc)
+        start, end = node.start_mark, node.end_mark
+        raw = start.buffer[start.index : end.index] if start.buffer is not None else ""
+        return YScalar(_scalar_value(node), loc, raw)
     if isinstance(node, yaml.SequenceNode):
         return YSeq(tuple(_convert(path, item, diags) for item in node.value), loc)
     assert isinstance(node, yaml.MappingNode)

@@ -14,7 +14,7 @@ from deep_gemm._shim import guard_enabled, load_extension
 from deep_gemm._shim import pack_error as _pack_error
 from deep_gemm._shim import register_fake as _register_fake
 
-load_extension()
+load_extension("deep_gemm._C_extension")
 
 _ops = torch.ops.deep_gemm
 _Tensor = torch.Tensor
@@ -36,10 +36,6 @@ FAMILIES: dict[str, list[str]] = {}
 def _export(family: str, names: list[str]) -> None:
     FAMILIES.setdefault(family, []).extend(names)
     __all__.extend(names)
-
-
-def _present(names: list[str]) -> None:
-    """Names kept on ``deep_gemm._C`` only (not re-exported by ``deep_gemm``)."""
 
 
 
@@ -169,7 +165,6 @@ def init(library_root_path, cuda_home_path_by_python, /):
     if _compiling():
         return _overload_init(library_root_path, cuda_home_path_by_python)
     return _call_init(library_root_path, cuda_home_path_by_python)
-_present(['init'])
 
 
 # ---- family 'layout': Scale-factor layouts the GEMM kernels consume, and the alignment of contiguous grouped layouts.
@@ -1031,7 +1026,6 @@ def get_token_alignment_for_mega_moe():
         _graph_break()
         return _overload_get_token_alignment_for_mega_moe()
     return _call_get_token_alignment_for_mega_moe()
-_present(['get_token_alignment_for_mega_moe'])
 
 _overload_get_ring_limit_for_mega_moe = _ops.get_ring_limit_for_mega_moe.default
 _call_get_ring_limit_for_mega_moe = _overload_get_ring_limit_for_mega_moe._op
@@ -1046,7 +1040,6 @@ def get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, n
         _graph_break()
         return _overload_get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks)
     return _call_get_ring_limit_for_mega_moe(num_max_tokens_per_rank, num_experts_per_rank, num_topk, num_ranks)
-_present(['get_ring_limit_for_mega_moe'])
 
 _overload_get_symm_buffer_size_for_mega_moe = _ops.get_symm_buffer_size_for_mega_moe.default
 _call_get_symm_buffer_size_for_mega_moe = _overload_get_symm_buffer_size_for_mega_moe._op
@@ -1069,7 +1062,6 @@ def get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per
     if num_shared_experts.__class__ is not int or num_shared_experts != 0:
         return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation, num_shared_experts)
     return _call_get_symm_buffer_size_for_mega_moe(num_ranks, num_experts, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, mma_type, activation)
-_present(['get_symm_buffer_size_for_mega_moe'])
 
 _overload__get_symm_buffer_views_for_mega_moe = _ops._get_symm_buffer_views_for_mega_moe.default
 _call__get_symm_buffer_views_for_mega_moe = _overload__get_symm_buffer_views_for_mega_moe._op
@@ -1087,7 +1079,6 @@ def _get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_t
         _graph_break()
         return _overload__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
     return _call__get_symm_buffer_views_for_mega_moe(mma_type, num_max_tokens_per_rank, num_topk, hidden, intermediate_hidden, num_shared_experts, num_ring_tokens)
-_present(['_get_symm_buffer_views_for_mega_moe'])
 
 _overload__get_workspace_words_for_mega_moe = _ops._get_workspace_words_for_mega_moe.default
 _call__get_workspace_words_for_mega_moe = _overload__get_workspace_words_for_mega_moe._op
@@ -1102,7 +1093,6 @@ def _get_workspace_words_for_mega_moe():
         _graph_break()
         return _overload__get_workspace_words_for_mega_moe()
     return _call__get_workspace_words_for_mega_moe()
-_present(['_get_workspace_words_for_mega_moe'])
 
 _overload_fp8_fp4_mega_moe = _ops.fp8_fp4_mega_moe.default
 _call_fp8_fp4_mega_moe = _overload_fp8_fp4_mega_moe._op
@@ -1141,7 +1131,6 @@ def fp8_fp4_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l1_wei
     if situ_beta is not None:
         return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math, situ_beta)
     return _call_fp8_fp4_mega_moe(y, _l1_weights, l1_weights_sf, _l2_weights, l2_weights_sf, shared_l1_weights, shared_l1_weights_sf, shared_l2_weights, shared_l2_weights_sf, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, recipe, activation, activation_clamp, fast_math)
-_present(['fp8_fp4_mega_moe'])
 
 _overload_bf16_mega_moe = _ops.bf16_mega_moe.default
 _call_bf16_mega_moe = _overload_bf16_mega_moe._op
@@ -1153,7 +1142,6 @@ def bf16_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l2_weight
     if _compiling():
         return _overload_bf16_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l2_weights, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, activation, activation_clamp, fast_math)
     return _call_bf16_mega_moe(y, l1_weights, l2_weights, shared_l1_weights, shared_l2_weights, cumulative_local_expert_recv_stats, sym_buffer, sym_buffer_ptrs, rank_idx, num_max_tokens_per_rank, num_experts, num_topk, activation, activation_clamp, fast_math)
-_present(['bf16_mega_moe'])
 
 _overload__sum_combined_for_mega_moe = _ops._sum_combined_for_mega_moe.default
 _call__sum_combined_for_mega_moe = _overload__sum_combined_for_mega_moe._op
@@ -1167,4 +1155,3 @@ def _sum_combined_for_mega_moe(y, combine, topk_idx):
     if _compiling():
         return _overload__sum_combined_for_mega_moe(y, combine, topk_idx)
     return _call__sum_combined_for_mega_moe(y, combine, topk_idx)
-_present(['_sum_combined_for_mega_moe'])

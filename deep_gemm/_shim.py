@@ -1,4 +1,8 @@
-"""Support code for the generated ``deep_gemm._C`` shim (loading and errors)."""
+"""Support code for the generated ``deep_gemm._C`` shim (loading and errors).
+
+The generated shim of a library imports these from ``<library>._shim``; another library
+using the generator may re-export them (``examples/tiny_ext/tiny_ops/_shim.py``).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,13 @@ from collections.abc import Sequence
 
 import torch
 
-_EXTENSION = "deep_gemm._C_extension"
 
-
-def load_extension() -> None:
-    """Load the compiled extension, which registers every op with the dispatcher."""
-    spec = importlib.util.find_spec(_EXTENSION)
+def load_extension(extension: str) -> None:
+    """Load the compiled extension module ``extension``, which registers every op with the dispatcher."""
+    spec = importlib.util.find_spec(extension)
     if spec is None or spec.origin is None:
         raise ImportError(
-            f"{_EXTENSION} is not built. Build it with `make build` (or `pip install --no-build-isolation .` "
+            f"{extension} is not built. Build it with `make build` (or `pip install --no-build-isolation .` "
             "after installing torch)."
         )
     torch.ops.load_library(spec.origin)

@@ -51,7 +51,7 @@ CASES = {
     ),
     "schema_rejected_by_torch": (
         ops("- schema: mm(Tensor a, Tnsor b) -> ()\n  doc: x\n"),
-        "ops.yaml:9:17: op 'mm': torch rejected the schema: unknown type specifier.",
+        "ops.yaml:9:30: op 'mm': torch rejected the schema: unknown type specifier.",  # at 'Tnsor'
     ),
     "non_default_after_default": (
         ops("- schema: mm(Tensor a, int x=1, Tensor b) -> ()\n  doc: x\n"),
@@ -59,7 +59,7 @@ CASES = {
     ),
     "duplicate_argument": (
         ops("- schema: mm(Tensor a, Tensor a) -> ()\n  doc: x\n"),
-        "ops.yaml:9:17: op 'mm': argument 'a' appears twice in the schema; expected unique argument names",
+        "ops.yaml:9:37: op 'mm': argument 'a' appears twice in the schema; expected unique argument names",
     ),
     "pack_unknown_argument": (
         ops("- schema: mm(Tensor a, Tensor sfa) -> ()\n  pack: {a: [a, sfaa]}\n  doc: x\n"),
@@ -149,7 +149,52 @@ def test_good_manifest_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert (tmp_path / "csrc/generated/gemm.cpp").is_file()
     # Idempotent: a second run writes nothing.
     assert main(["regenerate", "--manifest", str(manifest), "--root", str(tmp_path)]) == 0
-    assert "0 of 4 files changed" in capsys.readouterr().out
+    assert "0 of 5 files changed" in capsys.readouterr().out
+
+
+def test_schema_error_does_not_hide_the_ops_other_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Note [Every error of an op]: the fields that do not need the schema are checked as well."""
+    text = ops(
+        "- schema: mm(Tensor a, Tnsor b) -> ()\n"
+        "  dispatch: [CPU, Cuda]\n"
+        "  guard: not-a-name\n"
+        "  aliases: [bad-alias]\n"
+        "  docs: x\n"
+    )
+    code, err = run(tmp_path, text, capsys)
+    assert code == 2
+    lines = [ln for ln in err.splitlines() if ln.startswith("ops.yaml:")]
+    assert any("torch rejected the schema" in ln for ln in lines), err
+    assert any("unknown key 'docs'" in ln for ln in lines), err
+    assert any("op has no 'doc'" in ln for ln in lines), err
+    assert any("dispatch key 'Cuda' is unknown" in ln for ln in lines), err
+    assert any("field 'guard' 'not-a-name' is malformed" in ln for ln in lines), err
+    assert any("alias 'bad-alias' is not a valid Python name" in ln for ln in lines), err
+    assert "6 error(s); no file was written." in err
+
+
+def test_type_error_points_at_the_bad_word_in_a_folded_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = ops("- schema: >-\n    mm(Tensor a,\n    Scalar alpha) -> ()\n  doc: x\n")
+    code, err = run(tmp_path, text, capsys)
+    assert code == 2
+    # 'Scalar' starts line 11 (the schema's second line), column 11; not the schema's start.
+    assert err.startswith("ops.yaml:11:11: op 'mm': type 'Scalar' of 'alpha' is not supported by the generator"), err
+
+
+def test_unknown_python_default_lists_the_valid_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = ops(
+        "- schema: mm(Tensor a, Tensor sfa, float alpha=1.0, int n=1) -> ()\n"
+        "  pack: {a: [a, sfa]}\n"
+        "  python: {defaults: {beta: 2.0}}\n"
+        "  doc: x\n"
+    )
+    code, err = run(tmp_path, text, capsys)
+    assert code == 2
+    assert (
+        "python default for 'beta', which is not an unpacked argument of the schema; expected one of 'alpha', 'n'"
+    ) in err, err
 
 
 FAKE_OPS = """\

@@ -27,7 +27,7 @@ import yaml
 
 from codegen.__main__ import main
 from codegen.cxx import CxxType
-from codegen.pybind.translate import Untranslatable, param_type, return_type, translate_default
+from codegen.importer.translate import Untranslatable, param_type, return_type, translate_default
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "pybind"
@@ -84,10 +84,9 @@ def test_untranslated_bindings_are_reported(
         "and normalise in Python (python.convert)",
     ]
     assert [line for line in err.splitlines() if line.startswith("note: ")] == [
-        "note: csrc/bindings/toy.hpp:30:1: bindings under '#ifdef TOY_WITH_EXTRAS': the manifest needs a guard for "
-        "them (guards:, guard:)",
-        "note: csrc/bindings/toy.hpp:31:3: 'm.def(...)' here was not parsed (an inactive #if branch, or code clang "
-        "rejected); translate it by hand or parse with the macros that enable it",
+        "note: csrc/bindings/toy.hpp:31:3: 'm.def(...)' here was not parsed: it is under '#if "
+        "defined(TOY_WITH_EXTRAS)', which does not hold in this parse; translate it by hand, or parse with the "
+        "macros that enable it (-D)",
     ]
     for line in untranslated:  # the same list heads the draft, as comments
         assert f"#   {line.removeprefix('untranslated: ')}\n" in draft
@@ -215,6 +214,24 @@ def decide(draft: dict[str, Any]) -> dict[str, Any]:
     return draft
 
 
+def adopt_runtime(project: Path) -> None:
+    """What a library adopting the generator provides: the conversion helpers and OpScope in its own
+    namespace (C++), and ``<library>._shim`` (Python); here both are deep_gemm's, aliased."""
+    (project / "csrc" / "torch_library_utils.hpp").write_text(
+        "#pragma once\n"
+        f'#include "{ROOT / "csrc" / "torch_library_utils.hpp"}"\n'
+        f"namespace {LIBRARY} {{\nnamespace torch_utils = ::deep_gemm::torch_utils;\nusing ::deep_gemm::OpScope;\n}}\n"
+    )
+    package = project / LIBRARY
+    package.mkdir(exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "_shim.py").write_text(
+        "from deep_gemm._shim import guard_enabled, pack_error, register_fake  # noqa: F401\n\n\n"
+        "def load_extension(name: str) -> None:\n"
+        "    pass  # the test loads the library itself (torch.utils.cpp_extension.load)\n"
+    )
+
+
 def load_shim(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(f"{LIBRARY}_shim", path)
     assert spec is not None and spec.loader is not None
@@ -231,6 +248,7 @@ def test_decided_draft_builds_and_runs(
 
     project = tmp_path / "project"
     shutil.copytree(FIXTURE / "csrc" / "apis", project / "csrc" / "apis")
+    adopt_runtime(project)
     draft_text, _ = run_import(tmp_path / "draft.yaml", capsys, monkeypatch)
     manifest = project / "ops.yaml"
     manifest.write_text(yaml.safe_dump(decide(yaml.safe_load(draft_text)), sort_keys=False))
@@ -247,13 +265,14 @@ def test_decided_draft_builds_and_runs(
     load(
         name=f"{LIBRARY}_ext",
         sources=sorted(str(p) for p in (project / "csrc" / "generated").glob("*.cpp")),
-        extra_include_paths=[str(ROOT / "csrc"), str(project / "csrc")],
+        extra_include_paths=[str(project / "csrc"), str(ROOT / "csrc")],
         build_directory=str(build),
         is_python_module=False,
         verbose=False,
     )
     ops = getattr(torch.ops, LIBRARY)
-    shim = load_shim(project / "deep_gemm" / "_C.py")
+    monkeypatch.syspath_prepend(str(project))
+    shim = load_shim(project / LIBRARY / "_C.py")
 
     # fp8_fp4_gemm_nt: (a, sfa) (b, sfb) pairs, written d, optional c, an alias.
     for m, n, k in [(1, 3, 5), (7, 4, 16), (33, 17, 9)]:

@@ -27,7 +27,7 @@ HEADER_TOP = """\
 #include <tuple>
 #include <utility>
 #include <vector>
-namespace deep_gemm::toy {
+namespace vtoy::toy {
 """
 
 
@@ -42,7 +42,7 @@ def project(tmp_path: Path, ops: str, body: str, extra_top: str = "") -> Path:
     )
     header = tmp_path / "csrc" / "apis" / "toy.hpp"
     header.parent.mkdir(parents=True)
-    header.write_text(HEADER_TOP + textwrap.dedent(body) + "}  // namespace deep_gemm::toy\n")
+    header.write_text(HEADER_TOP + textwrap.dedent(body) + "}  // namespace vtoy::toy\n")
     return manifest
 
 
@@ -94,8 +94,8 @@ def test_missing_implementation(tmp_path: Path, capsys: pytest.CaptureFixture[st
     rc, err, _ = run_verify(manifest, capsys)
     assert rc == 2
     assert err[0] == (
-        f"{manifest}:13:9: op 'gemm': csrc/apis/toy.hpp: the implementation 'deep_gemm::toy::gemm' does not exist "
-        "(did you mean 'gem'?); expected a function of that name (the op's 'impl', default deep_gemm::<family>::<name>)"
+        f"{manifest}:13:9: op 'gemm': csrc/apis/toy.hpp: the implementation 'vtoy::toy::gemm' does not exist "
+        "(did you mean 'gem'?); expected a function of that name (the op's 'impl', default vtoy::<family>::<name>)"
     )
     assert len(err) == 2 and err[1].startswith("codegen verify: 1 problem(s)")
 
@@ -133,7 +133,7 @@ def test_arity_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     rc, err, _ = run_verify(manifest, capsys)
     assert rc == 2
     assert err[:-1] == [
-        f"{manifest}:7:9: op 'gemm': csrc/apis/toy.hpp:9:13: 'deep_gemm::toy::gemm' takes 5 parameters, but the "
+        f"{manifest}:7:9: op 'gemm': csrc/apis/toy.hpp:9:13: 'vtoy::toy::gemm' takes 5 parameters, but the "
         "schema gives 6 after pack rules: (a, b, d, c, recipe, compiled_dims)"
     ]
 
@@ -180,7 +180,7 @@ def test_references_optionality_and_returns(tmp_path: Path, capsys: pytest.Captu
     assert rc == 2
     prefix = f"{manifest}:7:9: op 'scalars': csrc/apis/toy.hpp"
     assert err[:-1] == [
-        f"{prefix}:9:42: 'deep_gemm::toy::scalars' returns std::tuple<int, std::vector<int>>, but the schema returns "
+        f"{prefix}:9:42: 'vtoy::toy::scalars' returns std::tuple<int, std::vector<int>>, but the schema returns "
         "'(int, int[])'; expected a type the wrapper can return as std::tuple<long, std::vector<long>>",
         f"{prefix}:9:55: parameter 1 'x' is int&: a non-const reference, which cannot bind what the wrapper passes; "
         "take it by value or const&",
@@ -202,7 +202,7 @@ def test_guarded_missing_implementation_is_a_note(tmp_path: Path, capsys: pytest
     rc, err, out = run_verify(manifest, capsys)
     assert (rc, err) == (0, [])
     assert out.splitlines()[0] == (
-        f"note: {manifest}:13:9: op 'gpu_only': 'deep_gemm::toy::gpu_only' is not declared in this parse, "
+        f"note: {manifest}:13:9: op 'gpu_only': 'vtoy::toy::gpu_only' is not declared in this parse, "
         "where guard 'cuda' (defined(DG_WITH_CUDA)) may not hold; not checked"
     )
 
@@ -237,3 +237,23 @@ def test_receives_needs_matching_optionality() -> None:
     tup = CxxType("std::tuple", (i, i))
     assert receives(CxxType("std::tuple", (lng, i)), tup) and not receives(CxxType("std::tuple", (i,)), tup)
     assert not receives(CxxType("std::vector", (lng,)), CxxType("std::vector", (i,)))
+
+
+def test_global_namespace_function_is_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """FlashMLA and DeepEP bind functions of the global namespace; an impl naming one must be found."""
+    header = tmp_path / "csrc" / "apis" / "toy.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text(
+        "#pragma once\n#include <Python.h>  // verify adds Python's include dir\n#include <ATen/ATen.h>\ninline void scale_(const at::Tensor& x, double f) { x.mul_(f); }\n"
+    )
+    manifest = tmp_path / "ops.yaml"
+    manifest.write_text(
+        "library: vtoy\nfamilies:\n  toy:\n    header: csrc/apis/toy.hpp\n    doc: x\n    ops:\n"
+        "      - schema: scale_(Tensor(x!) x, float f) -> ()\n        impl: scale_\n        writes: [x]\n        doc: y\n"
+        "      - schema: gone(Tensor x) -> ()\n        impl: ::gone\n        doc: z\n"
+    )
+    rc = main(["verify", "--manifest", str(manifest), "--root", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "'scale_'" not in err  # found and matching
+    assert "the implementation 'gone' does not exist" in err

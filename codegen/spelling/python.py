@@ -1,4 +1,4 @@
-"""How one op is spelled in the legacy ``deep_gemm._C`` shim and in its stub.
+"""How one op is spelled in the legacy ``<library>._C`` shim and in its stub.
 
 Note [Shim call path]
 ~~~~~~~~~~~~~~~~~~~~~
@@ -29,9 +29,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..conversions import PACK_PYTHON, conversion, return_python
-from ..errors import Diagnostics
-from ..model import CONVERTERS, Op
+from ..conversions import CONVERTERS, PACK_PYTHON, conversion, returns_python
+from ..model import Op
 from ..schema import SCALAR_TYPE_NAMES, Arg
 
 
@@ -80,7 +79,7 @@ class PyParam:
 
     def stub_type(self) -> str:
         if self.is_pack:
-            return PACK_PYTHON[(False, self.members[1].type.optional)]
+            return PACK_PYTHON[self.members[1].type.optional]
         if self.converter:
             return CONVERTERS[self.converter]
         return conversion(self.members[0].type).python
@@ -102,8 +101,8 @@ class PyParam:
         return self.unpack_targets() if self.is_pack else [self.members[0].name]
 
 
-def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
-    """The legacy Python parameters of ``op``; signature problems go to ``diags``."""
+def params(op: Op) -> list[PyParam]:
+    """The legacy Python parameters of ``op`` (the model checked they make a valid signature)."""
     rules = op.python
     out: list[PyParam] = []
     for pack, members in op.call_groups():
@@ -119,21 +118,6 @@ def params(op: Op, diags: Diagnostics | None = None) -> list[PyParam]:
         out.append(
             PyParam(rules.rename.get(name, name), members, default, schema_default, kind, rules.convert.get(name))
         )
-    if diags is not None:
-        seen_default = None
-        for p in out:
-            if p.kind == "kwonly":
-                continue
-            if p.default is not None:
-                seen_default = p.name
-            elif seen_default is not None:
-                diags.error(
-                    op.loc,
-                    f"Python parameter '{p.name}' has no default but follows '{seen_default}', which has one; "
-                    "expected a default for it (python.defaults) or a keyword-only schema argument",
-                    op.name,
-                )
-                break
     return out
 
 
@@ -152,12 +136,7 @@ def signature(ps: list[PyParam], stub: bool) -> str:
 
 
 def return_annotation(op: Op) -> str:
-    rets = op.schema.returns
-    if not rets:
-        return "None"
-    if len(rets) == 1 and not op.schema.returns_tuple:
-        return return_python(rets[0])
-    return "tuple[" + ", ".join(return_python(r) for r in rets) + "]"
+    return returns_python(op.schema)
 
 
 def docstring(text: str, indent: str) -> list[str]:
@@ -169,7 +148,7 @@ def docstring(text: str, indent: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ShimFunction:
-    """The legacy ``deep_gemm._C.<name>`` function for one op."""
+    """The legacy ``<library>._C.<name>`` function for one op."""
 
     op: Op
 

@@ -6,8 +6,10 @@ The reverse of ``codegen/conversions.py``: integers -> ``int``, ``float`` and
 ``double`` -> ``float``, ``bool``, ``std::string`` -> ``str``,
 ``at::ScalarType`` -> ``ScalarType``, ``at::Tensor`` -> ``Tensor``,
 ``std::optional<T>`` -> ``T?``, ``std::tuple<int, ...>`` -> ``int[N]``,
-``std::vector<int>`` -> ``int[]``, ``std::pair<Tensor, Tensor>`` (second
-possibly optional) -> two Tensors and a pack rule.  Returns: ``void`` -> ``()``,
+``std::vector<int>`` -> ``int[]``, ``std::pair<Tensor, Tensor>`` or
+``std::tuple<Tensor, Tensor>`` (second possibly optional) -> two Tensors and a
+pack rule (the wrapper passes a ``std::pair``, which a two-element
+``std::tuple`` parameter accepts).  Returns: ``void`` -> ``()``,
 the scalars above, ``std::vector<int64_t>`` -> ``int[]``,
 ``std::vector<at::Tensor>`` -> ``Tensor[]``, and ``std::tuple`` / ``std::pair``
 of those -> ``(...)``.  Types are read from clang's canonical types, so aliases
@@ -29,7 +31,17 @@ from dataclasses import dataclass
 from .. import cxx
 from ..schema import SCALAR_TYPE_NAMES
 
-INT_TYPES = (*cxx.SIGNED_INTS, "unsigned int", "unsigned long", "unsigned short", "unsigned long long")
+UNSIGNED_INTS = ("unsigned int", "unsigned long", "unsigned short", "unsigned long long")
+INT_TYPES = (*cxx.SIGNED_INTS, *UNSIGNED_INTS)
+
+
+def unsigned_in(t: cxx.CxxType) -> str | None:
+    """The unsigned integer type ``t`` holds (at any depth), which a schema's signed int only approximates."""
+    if t.name in UNSIGNED_INTS:
+        return t.name
+    return next((u for a in t.args if (u := unsigned_in(a)) is not None), None)
+
+
 # C++ ScalarType constants (last identifier, without a leading 'k') -> torch dtype name.
 DTYPES = {
     "Float": "float32",
@@ -68,6 +80,7 @@ class SchemaParam:
     """What one C++ parameter becomes: one schema type, or two for a pack."""
 
     types: tuple[str, ...]
+    tuple_pack: bool = False  # a pack read from a std::tuple rather than a std::pair
 
     @property
     def is_pack(self) -> bool:
@@ -114,12 +127,14 @@ def _why_not(t: cxx.CxxType) -> str:
 def param_type(t: cxx.CxxType) -> SchemaParam:
     """The schema type(s) a C++ parameter type becomes; :class:`Untranslatable` if none."""
     v = t.value
-    if v.is_("std::pair", 2) and v.args[0].value.name == "at::Tensor":
+    two = v.is_("std::pair", 2) or (v.is_("std::tuple") and len(v.args) == 2)
+    if two and v.args[0].value.name == "at::Tensor":
         second = v.args[1].value
+        is_tuple = v.name == "std::tuple"
         if second.name == "at::Tensor":
-            return SchemaParam(("Tensor", "Tensor"))
+            return SchemaParam(("Tensor", "Tensor"), is_tuple)
         if second.is_("std::optional", 1) and second.args[0].value.name == "at::Tensor":
-            return SchemaParam(("Tensor", "Tensor?"))
+            return SchemaParam(("Tensor", "Tensor?"), is_tuple)
     if v.is_("std::optional", 1):
         inner = _scalar(v.args[0].value)
         if inner is not None:
@@ -133,6 +148,11 @@ def param_type(t: cxx.CxxType) -> SchemaParam:
 
 def _return_one(t: cxx.CxxType) -> str:
     v = t.value
+    if v.is_("std::optional", 1):
+        raise Untranslatable(
+            f"{v}: the generator returns no optional values (Tensor, int, bool, int[], Tensor[] and tuples of "
+            "them); return an empty tensor, or a flag beside the value"
+        )
     if v.is_("std::vector", 1) and v.args[0].value.name == "at::Tensor":
         return "Tensor[]"
     scalar = _scalar(v)
@@ -150,7 +170,9 @@ def return_type(t: cxx.CxxType) -> str:
         for a in v.args:
             try:
                 parts.append(_return_one(a))
-            except Untranslatable:
+            except Untranslatable as exc:
+                if a.value.is_("std::optional", 1):
+                    raise Untranslatable(f"{v}, whose element {exc}") from None
                 raise Untranslatable(_why_not(v)) from None
         return "(" + ", ".join(parts) + ")"
     return _return_one(v)

@@ -19,23 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from .. import cxx
-from ..errors import Loc
+from ..errors import Diagnostic, Loc
+from .guards import Conditions, condition_of
 from .translate import Untranslatable
 
 _PY_MODULE_TYPES = ("pybind11::module_", "pybind11::module")
-
-
-@dataclass(frozen=True)
-class Note:
-    """Something a person must decide, at a place in the C++."""
-
-    loc: Loc
-    op: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"op '{self.op}': " if self.op else ""
-        return f"{self.loc}: {where}{self.message}"
+_CLASS_TYPE = "pybind11::class_"
 
 
 # --------------------------------------------------------------------------------------
@@ -64,6 +53,18 @@ class Binding:
     doc: str | None
     kw_only_at: int | None = None
     problems: list[str] = field(default_factory=list)
+    guard_cpp: str | None = None  # the #if condition around the m.def (Note [Guards of bindings])
+    static_method: bool = False  # the callable is a static member function
+
+
+@dataclass
+class BoundClass:
+    """A ``py::class_<T>``: its methods are not drafted, but counted for a note."""
+
+    cpp: str
+    name: str | None
+    loc: Loc
+    methods: int = 0
 
 
 @dataclass
@@ -107,12 +108,17 @@ class Reader:
         self.root = root
         self.bindings: list[Binding] = []
         self.aliases: list[Alias] = []
-        self.notes: list[Note] = []
+        self.notes: list[Diagnostic] = []
         self.seen: set[tuple[str, int]] = set()
+        self.classes: dict[str, BoundClass] = {}
+        self.module_names: list[str] = []  # of PYBIND11_MODULE bodies (pybind11_init_<name>)
 
     def read_tu(self, tu: Any, main: Path) -> None:
         for fn in self._definitions(tu.cursor):
             if cxx.in_file(fn, main) and module_param(fn):
+                name = str(fn.spelling)
+                if name.startswith("pybind11_init_"):
+                    self.module_names.append(name.removeprefix("pybind11_init_"))
                 self.read_registration(fn)
 
     def _definitions(self, cursor: Any) -> Iterator[Any]:
@@ -146,11 +152,13 @@ class Reader:
             if node.spelling == "def" and ref is not None and _scope(ref) in _PY_MODULE_TYPES:
                 found_defs.add(int(node.location.line))
                 self.bindings.append(self._binding(node, scope, reg_file))
+            elif ref is not None and _scope(ref).startswith(_CLASS_TYPE):
+                self._class_call(node, ref)
             elif ref is not None and ref.kind == ci.CursorKind.FUNCTION_DECL and module_param(ref):
                 target = ref.get_definition()
                 if target is None:
                     self.notes.append(
-                        Note(
+                        Diagnostic(
                             cxx.loc(node, self.root),
                             None,
                             f"calls {cxx.qualified_name(ref)}(), whose body was not parsed",
@@ -160,14 +168,34 @@ class Reader:
                     self.read_registration(target)
         self._scan_text(fn, body, module, found_defs)
 
+    def _class_call(self, call: Any, ref: Any) -> None:
+        """A call on a ``py::class_``: its constructor names the class, each ``def*`` is a method."""
+        owner = cxx.cxx_type(call.type).value
+        if not owner.name.startswith(_CLASS_TYPE) or not owner.args:
+            return
+        cpp = owner.args[0].value.name
+        bound = self.classes.get(cpp)
+        if bound is None:
+            bound = self.classes[cpp] = BoundClass(cpp, None, cxx.loc(call, self.root))
+        spelling = str(ref.spelling)
+        if spelling.startswith("class_"):
+            args = list(call.get_arguments())
+            toks = _tokens(args[1]) if len(args) > 1 else []
+            if len(toks) == 1 and toks[0].startswith('"'):
+                bound.name = json.loads(toks[0])
+            bound.loc = cxx.loc(call, self.root)
+        elif spelling.startswith("def"):
+            bound.methods += 1
+
     def _scan_text(self, fn: Any, body: Any, module: str, found_defs: set[int]) -> None:
         """Aliases, and ``m.def`` calls clang did not see (inactive #if branches), from the source text."""
         path = Path(str(fn.location.file.name))
         raw = path.read_bytes()[int(body.extent.start.offset) : int(body.extent.end.offset)].decode("utf-8", "replace")
         text = _strip_comments(raw)
         rel = cxx.relative(str(path), self.root)
+        body_lines = (int(body.extent.start.line), int(body.extent.end.line))
         m_ = re.escape(module)
-        notes: list[Note] = []
+        notes: list[Diagnostic] = []
         attr = re.compile(rf'\b{m_}\s*\.\s*attr\s*\(\s*"(\w+)"\s*\)\s*=\s*([^;]*);')
         for m in attr.finditer(text):
             loc = self._text_loc(rel, body, text, m.start())
@@ -176,32 +204,39 @@ class Reader:
                 self.aliases.append(Alias(m.group(1), target.group(1), loc))
             else:
                 notes.append(
-                    Note(
+                    Diagnostic(
                         loc,
                         None,
                         f"'{module}.attr(\"{m.group(1)}\")' is set to '{m.group(2).strip()}', not to an op; left out",
                     )
                 )
+        conditions = Conditions(text)
+        for b in self.bindings:
+            if b.reg_file == rel and body_lines[0] <= b.loc.line <= body_lines[1]:
+                b.guard_cpp = condition_of(conditions.at(self._text_offset(body, text, b.loc)))
         for m in re.finditer(rf"\b{m_}\s*\.\s*def\s*\(", text):
             loc = self._text_loc(rel, body, text, m.start())
             if loc.line not in found_defs:
+                cond = condition_of(conditions.at(m.start()))
+                why = f"it is under '#if {cond}', which does not hold in this parse" if cond else "clang rejected it"
                 notes.append(
-                    Note(
+                    Diagnostic(
                         loc,
                         None,
-                        f"'{module}.def(...)' here was not parsed (an inactive #if branch, or code clang rejected); "
-                        "translate it by hand or parse with the macros that enable it",
+                        f"'{module}.def(...)' here was not parsed: {why}; translate it by hand, "
+                        "or parse with the macros that enable it (-D)",
                     )
                 )
-        for m in re.finditer(r"^[ \t]*#\s*(if|ifdef|ifndef)\b(.*)$", text, flags=re.M):
-            notes.append(
-                Note(
-                    self._text_loc(rel, body, text, m.start() + len(m.group(0)) - len(m.group(0).lstrip())),
-                    None,
-                    f"bindings under '#{m.group(1)}{m.group(2).rstrip()}': the manifest needs a guard for them (guards:, guard:)",
-                )
-            )
         self.notes += sorted(notes, key=lambda n: n.loc)
+
+    @staticmethod
+    def _text_offset(body: Any, text: str, loc: Loc) -> int:
+        """The offset in ``text`` (the source of ``body``) of ``loc``; the reverse of :meth:`_text_loc`."""
+        offset = 0
+        for _ in range(loc.line - int(body.extent.start.line)):
+            offset = text.index("\n", offset) + 1
+        col = loc.col - (int(body.extent.start.column) if loc.line == int(body.extent.start.line) else 1)
+        return offset + max(col, 0)
 
     @staticmethod
     def _text_loc(rel: str, body: Any, text: str, offset: int) -> Loc:
@@ -224,18 +259,29 @@ class Reader:
         name = json.loads(toks0[0])
         target_cursor = args[1] if len(args) > 1 else None
         target: Any = None
+        method: Any = None
         if target_cursor is not None:
             for node in target_cursor.walk_preorder():
                 if node.kind == ci.CursorKind.LAMBDA_EXPR:
                     target = node
                     break
-                if node.kind == ci.CursorKind.DECL_REF_EXPR and node.referenced is not None:
-                    if node.referenced.kind == ci.CursorKind.FUNCTION_DECL:
-                        target = node.referenced
-                        break
+                ref = node.referenced if node.kind == ci.CursorKind.DECL_REF_EXPR else None
+                if ref is not None and ref.kind == ci.CursorKind.FUNCTION_DECL:
+                    target = ref
+                    break
+                if ref is not None and ref.kind == ci.CursorKind.CXX_METHOD:
+                    method = ref
+                    break
         b = Binding(
             name, loc, scope, reg_file, target, cxx.source_text(target_cursor) if target_cursor else "", [], None
         )
+        if method is not None and method.is_static_method():
+            b.target, b.static_method = method, True
+        elif method is not None:
+            b.problems.append(
+                f"binds the member function {cxx.qualified_name(method)}, which needs an object; "
+                "an op is a free function (or a static member): bind a function that takes the object's state"
+            )
         for extra in args[2:]:
             toks = _tokens(extra)
             text = cxx.source_text(extra)
@@ -252,7 +298,7 @@ class Reader:
                         "py::pos_only() before the last parameter has no manifest spelling (positional_only is all or nothing)"
                     )
             else:
-                self.notes.append(Note(cxx.loc(extra, self.root), name, f"ignored the binding option '{text}'"))
+                self.notes.append(Diagnostic(cxx.loc(extra, self.root), name, f"ignored the binding option '{text}'"))
         return b
 
 
