@@ -1,7 +1,7 @@
 """The Mega MoE symmetric buffer: sizing, layout_info, views, errors (the weight transform: test_mega_weights.py).
 
 Expected region sizes are written here from the layout that Note [Mega MoE symmetric buffer
-layout] in csrc/kernels/mega_layout.hpp describes (workspace,
+layout] in csrc/reference/mega_layout.hpp describes (workspace,
 staged inputs, L1/L2 receive regions with M-major scale views, the combine
 buffer), never read back from deep_gemm.
 """

@@ -77,14 +77,14 @@ class SymmBuffer:
     symmetric memory (``torch.distributed._symmetric_memory``) and
     ``handle.buffer_ptrs`` holds every rank's buffer address, mapped into this
     process: the fused op then writes rows straight into the peers' buffers
-    (Note [Mega MoE on symmetric memory] in ``csrc/kernels/mega_moe.hpp``).
+    (Note [Mega MoE on symmetric memory] in ``csrc/reference/mega_moe.hpp``).
     ``symmetric=False`` asks for the other path, as on the CPU (gloo): the
     buffer is an ordinary tensor, ``handle.buffer_ptrs`` is all zeros, and rows
     travel through the group's collectives.  ``symmetric=True`` requires
     symmetric memory; the default (None) uses it wherever it is available.
     """
 
-    # The staged inputs and the activations, by upstream's names (regions of csrc/kernels/mega_layout.hpp).
+    # The staged inputs and the activations, by upstream's names (regions of csrc/reference/mega_layout.hpp).
     x = _View("x")
     x_sf = _View("x_sf")
     topk_idx = _View("topk_idx")

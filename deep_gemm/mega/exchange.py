@@ -1,6 +1,6 @@
 """Running one fused call across the ranks of a group: agreement, dispatch, combine.
 
-See Note [Mega MoE across ranks] in csrc/kernels/mega_moe.hpp.  With one rank
+See Note [Mega MoE across ranks] in csrc/reference/mega_moe.hpp.  With one rank
 the registered op is the whole computation.  With symmetric memory the op
 moves the rows itself, and the ranks only agree first that every rank accepts
 the call.  Otherwise this module moves the rows (``all_to_all_single`` on the
@@ -53,7 +53,7 @@ def _stop_peers(sb: SymmBuffer) -> None:
 
     Writes 1 + this rank into every rank's stop word (its own included, so that
     its next call reports the out-of-step buffer too); see Note [Mega MoE on
-    symmetric memory] in csrc/kernels/mega_moe.hpp.
+    symmetric memory] in csrc/reference/mega_moe.hpp.
     """
     assert sb.handle is not None and sb.buffer is not None, "the caller checks that the buffer was not destroyed"
     mark = torch.tensor([sb.rank + 1], dtype=torch.int64, device=sb.buffer.device)

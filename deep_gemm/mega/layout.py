@@ -1,6 +1,6 @@
 """The symmetric buffer's layout as Python sees it: ``layout_info`` by name, and the buffer cut into views.
 
-The C++ layout (``csrc/kernels/mega_layout.hpp``) is the only source of offsets:
+The C++ layout (``csrc/reference/mega_layout.hpp``) is the only source of offsets:
 ``get_symm_buffer_size_for_mega_moe`` returns them as the 23-int
 ``layout_info``, and ``_get_symm_buffer_views_for_mega_moe`` describes every
 region of a configuration.  This module names those ints and cuts a buffer into
@@ -35,7 +35,7 @@ _MMA_TYPES = ("fp8xfp4", "bf16xbf16")  # by mma_kind
 
 
 class LayoutInfo(NamedTuple):
-    """``layout_info``, field by field (``SymmBufferLayout::to_int_list`` in csrc/kernels/mega_layout.hpp)."""
+    """``layout_info``, field by field (``SymmBufferLayout::to_int_list`` in csrc/reference/mega_layout.hpp)."""
 
     num_bytes: int
     x_offset: int
