@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite on the H200 in one device call: build with the native kernels (the
+# nvidia-cutlass wheel in .whl/, with libclang and mypy for the toolchain tests), then pytest.
+# Usage (GPU machine, repo root): bash benchmarks/h200_suite.sh [pytest args...]
+set -uo pipefail
+OUT=${OUT:-h200-out}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1 CC=gcc CXX=g++ MAX_JOBS=$(nproc)
+if compgen -G ".whl/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+start=$(date +%s)
+python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1
+echo "build rc=$? in $(( $(date +%s) - start )) s"
+export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
+start=$(date +%s)
+timeout ${DG_SUITE_TIMEOUT:-400} python3 -m pytest -q -p no:cacheprovider "$@" 2>&1 | tee "$OUT/pytest.log" | tail -30
+echo "pytest done in $(( $(date +%s) - start )) s"
