@@ -13,11 +13,9 @@ wall time of 200 back-to-back calls without synchronising, per call.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
-from collections.abc import Callable
 
 import torch
+from gpu_gemm import time_gpu, time_host  # one timing method for every GPU benchmark
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -28,38 +26,6 @@ SHAPES = [
     for m in (64, 128, 4096)
     for n, k in [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 ]
-
-
-def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[float]:
-    """Median microseconds of each fn on the GPU, L2 flushed before each call.
-
-    The functions are interleaved (f0, f1, f2, f0, f1, ...) so that clock and
-    thermal drift affect them alike; ratios between them come from one run.
-    """
-    for fn in fns:
-        for _ in range(3):
-            fn()
-    times: list[list[float]] = [[] for _ in fns]
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
-            flush.zero_()
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times[i].append(start.elapsed_time(end) * 1e3)
-    return [statistics.median(t) for t in times]
-
-
-def time_host(fn: Callable[[], object], calls: int = 200) -> float:
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    elapsed = time.perf_counter() - t0
-    torch.cuda.synchronize()
-    return elapsed / calls * 1e6
 
 
 def main() -> None:
