@@ -4,7 +4,7 @@ A generated wrapper receives the types TORCH_LIBRARY hands it for the schema
 (``int64_t``, ``at::OptionalIntArrayRef``, ...) and passes the implementation
 the types DeepGEMM's host code is written in (``int``, ``std::optional<int>``,
 ``std::tuple<int, int, int>``, ...).  Each row names the helper from
-``csrc/torch_library_utils.hpp`` that does the conversion and checks it, so a
+``csrc/utils/schema_types.hpp`` that does the conversion and checks it, so a
 bad value is reported with the op and argument name.
 
 ``verify`` (see ``codegen/verify.py``) reads the same table to decide whether

@@ -217,9 +217,10 @@ def decide(draft: dict[str, Any]) -> dict[str, Any]:
 def adopt_runtime(project: Path) -> None:
     """What a library adopting the generator provides: the conversion helpers and OpScope in its own
     namespace (C++), and ``<library>._shim`` (Python); here both are deep_gemm's, aliased."""
-    (project / "csrc" / "torch_library_utils.hpp").write_text(
+    (project / "csrc" / "utils").mkdir(parents=True, exist_ok=True)
+    (project / "csrc" / "utils" / "schema_types.hpp").write_text(
         "#pragma once\n"
-        f'#include "{ROOT / "csrc" / "torch_library_utils.hpp"}"\n'
+        f'#include "{ROOT / "csrc" / "utils" / "schema_types.hpp"}"\n'
         f"namespace {LIBRARY} {{\nnamespace torch_utils = ::deep_gemm::torch_utils;\nusing ::deep_gemm::OpScope;\n}}\n"
     )
     package = project / LIBRARY

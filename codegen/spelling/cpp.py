@@ -2,7 +2,7 @@
 
 The conversion helpers (``torch_utils::to_int`` ...) and ``OpScope`` are called in the
 manifest's ``library`` namespace: a library adopting the generator provides them there
-(``csrc/torch_library_utils.hpp``; ``examples/tiny_ext`` has its own, a few lines long).
+(``csrc/utils/schema_types.hpp``; ``examples/tiny_ext`` has its own, a few lines long).
 """
 
 from __future__ import annotations

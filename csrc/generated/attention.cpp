@@ -2,7 +2,7 @@
 // Family 'attention': Attention-side GEMMs and the MQA "lightning indexer" logits.
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/attention.hpp"
 
 namespace {

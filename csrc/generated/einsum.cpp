@@ -2,7 +2,7 @@
 // Family 'einsum': Batched contractions written as einsum expressions (BF16 and block-scaled FP8).
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/einsum.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // Family 'gemm': Dense and grouped GEMMs with block-scaled FP8/FP4 or BF16 operands.
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/gemm.hpp"
 
 namespace {

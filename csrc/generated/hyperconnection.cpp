@@ -2,7 +2,7 @@
 // Family 'hyperconnection': The TF32 pre-norm GEMM of hyper-connections.
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/hyperconnection.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // Family 'layout': Scale-factor layouts the GEMM kernels consume, and the alignment of contiguous grouped layouts.
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/layout.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // Family 'runtime': Process-wide settings read by the kernel heuristics.
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/runtime.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // Family 'blas': One level-1 BLAS routine.
 #include <torch/library.h>
 
-#include "torch_library_utils.hpp"
+#include "utils/schema_types.hpp"
 #include "apis/blas.hpp"
 
 namespace {
