@@ -7,6 +7,8 @@ from typing import Any, NoReturn
 
 import torch
 
+from deep_gemm._arith import align, ceil_div
+
 __all__ = ["align", "by_name", "ceil_div", "check_same_device", "check_shape", "check_tensor", "fail"]
 
 
@@ -31,16 +33,6 @@ def check_same_device(op: str, t: torch.Tensor, arg: str, ref: torch.Tensor, ref
 def check_shape(op: str, t: torch.Tensor, arg: str, shape: Sequence[Any]) -> None:
     if tuple(t.shape) != tuple(shape):
         fail(op, arg, f"must have shape {list(shape)}, got {list(t.shape)}")
-
-
-def ceil_div(a: Any, b: int) -> Any:
-    """a / b rounded up, for ints and SymInts alike."""
-    return (a + b - 1) // b
-
-
-def align(a: Any, b: int) -> Any:
-    """a rounded up to a multiple of b, for ints and SymInts alike."""
-    return ceil_div(a, b) * b
 
 
 def by_name(op: str, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import torch
 
+from deep_gemm._arith import align, ceil_div
+
 FP8_MAX = 448.0
 FP4_MAX = 6.0
 _AMAX_FLOOR = 1e-4
@@ -31,14 +33,6 @@ __all__ = [
     "transpose_packed_fp4",
     "unpack_ue8m0_from_int",
 ]
-
-
-def ceil_div(x: int, y: int) -> int:
-    return (x + y - 1) // y
-
-
-def align(x: int, y: int) -> int:
-    return ceil_div(x, y) * y
 
 
 def ceil_to_ue8m0(x: torch.Tensor) -> torch.Tensor:
