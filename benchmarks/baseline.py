@@ -99,7 +99,7 @@ def render(manifest: Manifest) -> str:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    headers = list(dict.fromkeys(fam.header.removeprefix("csrc/") for fam in manifest.families))
+    headers = list(dict.fromkeys(h.removeprefix("csrc/") for fam in manifest.families for h in fam.headers))
     blocks = [op_lines(manifest, op) for op in manifest.ops]
     return env.get_template("pybind_baseline.cpp.j2").render(
         header_comment=HEADER.replace("ops.yaml by python -m codegen", "ops.yaml by benchmarks/baseline.py"),

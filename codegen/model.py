@@ -157,7 +157,7 @@ class Op:
 @dataclass(frozen=True)
 class Family:
     name: str
-    header: str
+    headers: tuple[str, ...]  # the implementation headers, in include order
     doc: str
     ops: tuple[Op, ...]
     loc: Loc
@@ -239,7 +239,7 @@ def _parse_family(
     m = r.mapping(node, f"family '{name}'", FAMILY_KEYS)
     if m is None:
         return None
-    header = r.string(m.get("header"), f"family '{name}' field 'header'")
+    headers = _family_headers(r, m.get("header"), name)
     doc = r.string(m.get("doc"), f"family '{name}' field 'doc'")
     for key in ("header", "doc", "ops"):
         if m.get(key) is None:
@@ -253,9 +253,24 @@ def _parse_family(
                 ops.append(op)
     elif ops_node is not None:
         r.error(ops_node.loc, f"family '{name}' field 'ops' is {describe(ops_node)}; expected a list of op entries")
-    if header is None or doc is None:
+    if headers is None or doc is None:
         return None
-    return Family(name, header, doc.strip(), tuple(ops), m.loc)
+    return Family(name, headers, doc.strip(), tuple(ops), m.loc)
+
+
+def _family_headers(r: FieldReader, node: YNode | None, family: str) -> tuple[str, ...] | None:
+    """`header:` names one implementation header, or a list of them (a family spread over files)."""
+    what = f"family '{family}' field 'header'"
+    if not isinstance(node, YSeq):
+        one = r.string(node, what)
+        return None if one is None else (one,)
+    items = [r.string(item, f"{what} entry") for item in node.items]
+    if not items:
+        r.error(node.loc, f"{what} is an empty list; expected at least one header path")
+        return None
+    if any(item is None for item in items):
+        return None
+    return tuple(item for item in items if item is not None)
 
 
 def _check_cross_op(manifest: Manifest, diags: Diagnostics) -> None:

@@ -90,7 +90,7 @@ def _family_cpp(manifest: Manifest, family: Family) -> dict[str, object]:
         "header_comment": HEADER,
         "family": family.name,
         "doc": family.doc.splitlines()[0] if family.doc else "",
-        "impl_header": family.header.removeprefix("csrc/"),
+        "impl_headers": [h.removeprefix("csrc/") for h in family.headers],
         "library": lib,
         "wrappers": cpp.grouped(manifest, wrappers, blank_between=True),
         "defs": cpp.grouped(manifest, defs),

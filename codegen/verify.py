@@ -353,10 +353,11 @@ def verify(
     notes: list[str] = []
     headers: list[str] = []
     for fam in manifest.families:
-        if not (root / fam.header).is_file():
-            diags.error(fam.loc, f"family '{fam.name}': header '{fam.header}' does not exist under {root}")
-        elif fam.header not in headers:
-            headers.append(fam.header)
+        for header in fam.headers:
+            if not (root / header).is_file():
+                diags.error(fam.loc, f"family '{fam.name}': header '{header}' does not exist under {root}")
+            elif header not in headers:
+                headers.append(header)
     naturals = _naturals(manifest)
     text = "".join(f'#include "{root / h}"\n' for h in headers)
     text += f"namespace {_ALIASES} {{\n" + "".join(f"using t{i} = {t};\n" for i, t in enumerate(naturals)) + "}\n"
@@ -394,7 +395,7 @@ def verify(
     wanted = {_unqualified(fn) for op in manifest.ops for fn in op.impl.values()}
     index = FunctionIndex.build(tu, wanted)
     checker = Checker(root, natural_types)
-    family_header = {f.name: f.header for f in manifest.families}
+    family_header = {f.name: ", ".join(f.headers) for f in manifest.families}
     checked = 0
     for op in manifest.ops:
         for fn_name in dict.fromkeys(op.impl.values()):

@@ -231,3 +231,31 @@ def test_fake_functions_resolve_statically(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "fakes/gemm.py").write_text("def mm_fake(a:\n")
     assert main(["check", "--manifest", str(manifest), "--root", str(tmp_path)]) == 2
     assert "fake function 'fakes.gemm.mm_fake': fakes/gemm.py does not parse: " in capsys.readouterr().err
+
+
+def test_family_with_several_headers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`header:` may list several files: the generated wrapper includes each, in order."""
+    text = ops(GOOD_OP).replace(
+        "header: csrc/apis/gemm.hpp", "header: [csrc/apis/gemm.hpp, csrc/apis/grouped_gemm.hpp, csrc/apis/more.hpp]"
+    )
+    code, err = run(tmp_path, text, capsys)
+    assert code == 0, err
+    generated = (tmp_path / "csrc/generated/gemm.cpp").read_text()
+    includes = [line for line in generated.splitlines() if line.startswith('#include "apis/')]
+    assert includes == ['#include "apis/gemm.hpp"', '#include "apis/grouped_gemm.hpp"', '#include "apis/more.hpp"']
+
+
+@pytest.mark.parametrize(
+    "header,message",
+    [
+        ("[]", "ops.yaml:6:13: family 'gemm' field 'header' is an empty list; expected at least one header path"),
+        ("[csrc/apis/gemm.hpp, {a: 1}]", "family 'gemm' field 'header' entry"),
+    ],
+)
+def test_family_header_list_errors(
+    header: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = ops(GOOD_OP).replace("header: csrc/apis/gemm.hpp", f"header: {header}")
+    code, err = run(tmp_path, text, capsys)
+    assert code != 0
+    assert message in err, err

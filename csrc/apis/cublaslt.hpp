@@ -1,6 +1,6 @@
 #pragma once
 // The cuBLASLt GEMMs of the gemm family: D = C + A . B^T without scales, in the
-// four operand layouts.  apis/gemm.hpp includes this header at its end.
+// four operand layouts (one of the gemm family's headers in ops.yaml).
 //
 // Every build registers them (callers look them up by name whatever the device).
 // This implementation is ATen: it converts both operands to float32, multiplies

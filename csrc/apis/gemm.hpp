@@ -121,6 +121,3 @@ inline void bf16_gemm_tt(const at::Tensor& a, const at::Tensor& b, const at::Ten
 }
 
 }  // namespace deep_gemm::gemm
-
-#include "apis/cublaslt.hpp"
-#include "apis/grouped_gemm.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // Grouped GEMMs of the gemm family: M-grouped (contiguous and masked) and
 // K-grouped (weight-gradient) products with block-scaled FP8/FP4 or BF16
-// operands.  apis/gemm.hpp includes this header at its end.
+// operands (one of the gemm family's headers in ops.yaml).
 //
 // This is the reference (ATen) implementation: it accumulates in float32 and
 // casts once into `d`, after every check has passed.

@@ -4,6 +4,8 @@
 
 #include "utils/schema_types.hpp"
 #include "apis/gemm.hpp"
+#include "apis/grouped_gemm.hpp"
+#include "apis/cublaslt.hpp"
 
 namespace {
 
