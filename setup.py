@@ -6,9 +6,10 @@ writes (run `python -m codegen regenerate` after editing ops.yaml).  The list,
 not a glob: a stale file left in csrc/generated/ is never compiled.
 
 A CUDA build happens when torch has CUDA and nvcc is found (set DG_FORCE_CPU=1
-to build for the CPU only); it also compiles csrc/kernels/*.cu for sm_90a, and,
-when CuTe/CUTLASS headers are found (the optional `nvidia-cutlass` wheel, or
-$CUTLASS_INCLUDE_DIR), the native kernels of csrc/cuda/*.cu.
+to build for the CPU only); it also compiles the kernels of csrc/cuda/ for sm_90a:
+the scale-factor layout, FP4 dequant and barrier kernels always, and the GEMM
+kernels (csrc/cuda/gemm*.cu) when CuTe/CUTLASS headers are found (the optional
+`nvidia-cutlass` wheel, or $CUTLASS_INCLUDE_DIR).
 
 Install torch first, then build without build isolation:
     pip install --no-build-isolation .        or    python setup.py build_ext --inplace
@@ -65,11 +66,13 @@ def extension():
     builder = CppExtension
     if with_cuda():
         builder = CUDAExtension
-        sources += sorted(glob.glob("csrc/kernels/*.cu"))
+        kernels = sorted(glob.glob("csrc/cuda/*.cu"))
+        gemm_kernels = [k for k in kernels if os.path.basename(k).startswith("gemm")]
+        sources += [k for k in kernels if k not in gemm_kernels]
         macros.append(("DG_WITH_CUDA", None))
         cutlass = cutlass_include()
         if cutlass is not None:
-            sources += sorted(glob.glob("csrc/cuda/*.cu"))
+            sources += gemm_kernels
             include_dirs.append(cutlass)
             macros.append(("DG_WITH_SM90_KERNELS", None))
         kwargs["extra_compile_args"] = {

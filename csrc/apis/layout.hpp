@@ -18,7 +18,11 @@
 #include "utils/math.hpp"
 
 #ifdef DG_WITH_CUDA
-#include "kernels/sf_layout_cuda.hpp"
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "cuda/sf_layout.h"
 #endif
 
 namespace deep_gemm::layout {
@@ -57,7 +61,7 @@ inline at::Tensor psum_valid_rows(const at::Tensor& psum, int64_t mn, int alignm
 
 }  // namespace detail
 
-// CUDA tensors take one kernel pass (csrc/kernels/sf_layout.cu); `valid_rows` (bool [mn]) masks rows.
+// CUDA tensors take one kernel pass (csrc/cuda/sf_layout.cu); `valid_rows` (bool [mn]) masks rows.
 inline bool mn_major_on_cuda(const at::Tensor& sf3, bool pack, at::Tensor& out,
                              const std::optional<at::Tensor>& valid_rows) {
 #ifdef DG_WITH_CUDA
@@ -65,7 +69,13 @@ inline bool mn_major_on_cuda(const at::Tensor& sf3, bool pack, at::Tensor& out,
     const int64_t tma_mn = align<int64_t>(sf3.size(1), 4);
     const int64_t cols = pack ? ceil_div<int64_t>(sf3.size(2), 4) : sf3.size(2);
     auto base = at::empty({sf3.size(0), cols, tma_mn}, sf3.options().dtype(pack ? at::kInt : at::kFloat));
-    sf_layout_cuda::mn_major(sf3, base, pack, valid_rows);
+    const c10::cuda::CUDAGuard guard(sf3.device());
+    const at::Tensor valid = valid_rows.has_value() ? valid_rows->contiguous() : at::Tensor();
+    const cudaError_t status = cuda::sf_mn_major(
+        sf3.data_ptr<float>(), cuda::SfStrides{sf3.stride(0), sf3.stride(1), sf3.stride(2)}, sf3.size(0), sf3.size(1),
+        sf3.size(2), tma_mn, cols, pack, valid.defined() ? valid.data_ptr<bool>() : nullptr, base.data_ptr(),
+        at::cuda::getCurrentCUDAStream());
+    C10_CUDA_CHECK(status);
     out = base.transpose(1, 2).narrow(1, 0, sf3.size(1));
     return true;
   }

@@ -59,8 +59,12 @@
 #include "utils/checks.hpp"
 
 #ifdef DG_WITH_CUDA
-#include "kernels/mega_cuda.hpp"
-#include "kernels/symm_cuda.hpp"
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "cuda/mega_dequant.h"
+#include "cuda/symm_barrier.h"
 #endif
 
 namespace deep_gemm::mega {
@@ -110,7 +114,18 @@ inline at::Tensor expand_ue8m0(const at::Tensor& packed, int64_t k) {
 inline at::Tensor dequant_fp4(const at::Tensor& data, const at::Tensor& packed_sf) {
 #ifdef DG_WITH_CUDA
   // Every call re-reads every local expert's weights: one pass instead of a dozen elementwise ops.
-  if (data.is_cuda()) return mega_cuda::dequant_fp4_f64(data.contiguous(), packed_sf.contiguous());
+  if (data.is_cuda()) {
+    const auto d = data.contiguous(), sf = packed_sf.contiguous();
+    TORCH_CHECK(d.dim() == 2 && d.scalar_type() == at::kChar && sf.scalar_type() == at::kInt && sf.dim() == 2 &&
+                    sf.size(0) == d.size(0) && sf.size(1) * 128 >= 2 * d.size(1),
+                "dequant_fp4: expected int8 data [rows, k / 2] and int32 scales [rows, k / 128]");
+    const c10::cuda::CUDAGuard guard(d.device());
+    auto out = at::empty({d.size(0), 2 * d.size(1)}, d.options().dtype(at::kDouble));
+    C10_CUDA_CHECK(cuda::dequant_fp4_f64(reinterpret_cast<const uint8_t*>(d.data_ptr()),
+                                         reinterpret_cast<const uint8_t*>(sf.data_ptr()), d.size(0), d.size(1),
+                                         sf.size(1) * 4, out.data_ptr<double>(), at::cuda::getCurrentCUDAStream()));
+    return out;
+  }
 #endif
   const auto values = quant::unpack_fp4(data).to(at::kDouble);
   return values * expand_ue8m0(packed_sf, values.size(1));
@@ -316,7 +331,7 @@ inline void combine_locally(const MoeCall& call, const at::Tensor& buffer, const
 // address space, and sym_buffer_ptrs holds their addresses (rank r's at index
 // r).  One call then runs the three steps of Note [Mega MoE across ranks] on the
 // current stream with no collective library, separated by the device barrier
-// of kernels/symm_cuda.hpp (its state lives in the workspace):
+// of csrc/cuda/symm_barrier.h (its state lives in the workspace):
 //
 //   counts     rank s writes how many rows it sends to each rank d into row s
 //              of the count matrix of every rank's workspace        -> barrier
@@ -363,7 +378,7 @@ inline void check_no_timeout(const MoeCall& call, int64_t timed_out, const char*
 
 #ifdef DG_WITH_CUDA
 // The workspace holds signals and counts for kMaxRanks ranks; the barrier must cover as many.
-static_assert(symm_cuda::kMaxRanks >= kMaxRanks, "the Mega MoE barrier covers fewer ranks than the workspace");
+static_assert(cuda::kMaxBarrierRanks >= kMaxRanks, "the Mega MoE barrier covers fewer ranks than the workspace");
 
 inline void run_on_symmetric_memory(const MoeCall& call, const at::Tensor& buffer, const at::Tensor& y,
                                     const std::pair<at::Tensor, at::Tensor>& l1,
@@ -378,8 +393,11 @@ inline void run_on_symmetric_memory(const MoeCall& call, const at::Tensor& buffe
     workspaces.push_back(reinterpret_cast<int64_t>(L.view(peers.back(), Region::kWorkspace).data_ptr()));
   }
   const auto own_ws = L.view(buffer, Region::kWorkspace);
-  const symm_cuda::BarrierWords words{kWsEpoch, kWsTimeout, kWsSignals};
-  auto barrier = [&] { symm_cuda::barrier(workspaces, static_cast<int>(me), words, kBarrierTimeoutNs); };
+  const cuda::BarrierWords words{kWsEpoch, kWsTimeout, kWsSignals};
+  auto barrier = [&] {
+    C10_CUDA_CHECK(cuda::symm_barrier(workspaces.data(), static_cast<int>(workspaces.size()), static_cast<int>(me),
+                                      words, kBarrierTimeoutNs, at::cuda::getCurrentCUDAStream()));
+  };
 
   // counts: the used (token, slot) pairs, ordered by destination rank, then (token, slot).
   const auto idx = L.view(buffer, Region::kTopkIdx).narrow(0, 0, call.num_tokens);

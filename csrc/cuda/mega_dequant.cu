@@ -1,15 +1,11 @@
-// Expert weights for the Mega MoE expert step: FP4 with UE8M0 scales straight
-// to float64, one thread per packed byte (two columns sharing one scale).
-
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
+// Expert weights for the Mega MoE expert step: FP4 with UE8M0 scales straight to float64,
+// one thread per packed byte (two columns sharing one scale).
 
 #include <cstdint>
 
-#include "kernels/mega_cuda.hpp"
+#include "cuda/mega_dequant.h"
 
-namespace deep_gemm::mega_cuda {
+namespace deep_gemm::cuda {
 
 namespace {
 
@@ -36,24 +32,14 @@ __global__ void dequant_fp4_f64_kernel(const uint8_t* __restrict__ data, const u
 
 }  // namespace
 
-at::Tensor dequant_fp4_f64(const at::Tensor& data, const at::Tensor& packed_sf) {
-  TORCH_CHECK(data.is_cuda() && data.dim() == 2 && data.is_contiguous() && data.scalar_type() == at::kChar,
-              "dequant_fp4_f64: data must be a contiguous 2-D int8 CUDA tensor");
-  const int64_t rows = data.size(0), half_k = data.size(1);
-  TORCH_CHECK(packed_sf.is_contiguous() && packed_sf.scalar_type() == at::kInt && packed_sf.dim() == 2 &&
-                  packed_sf.size(0) == rows && packed_sf.size(1) * 128 >= 2 * half_k,
-              "dequant_fp4_f64: packed_sf must be a contiguous int32 [rows, k / 128] tensor");
-  const c10::cuda::CUDAGuard guard(data.device());
-  auto out = at::empty({rows, 2 * half_k}, data.options().dtype(at::kDouble));
+cudaError_t dequant_fp4_f64(const uint8_t* data, const uint8_t* sf, int64_t rows, int64_t half_k,
+                            int64_t sf_bytes_per_row, double* out, cudaStream_t stream) {
   const int64_t total = rows * half_k;
-  if (total == 0) return out;
+  if (total == 0) return cudaSuccess;
   constexpr int kThreads = 256;
   const auto blocks = static_cast<unsigned>((total + kThreads - 1) / kThreads);
-  dequant_fp4_f64_kernel<<<blocks, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      reinterpret_cast<const uint8_t*>(data.data_ptr()), reinterpret_cast<const uint8_t*>(packed_sf.data_ptr()), half_k,
-      packed_sf.size(1) * 4, total, out.data_ptr<double>());
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  return out;
+  dequant_fp4_f64_kernel<<<blocks, kThreads, 0, stream>>>(data, sf, half_k, sf_bytes_per_row, total, out);
+  return cudaGetLastError();
 }
 
-}  // namespace deep_gemm::mega_cuda
+}  // namespace deep_gemm::cuda

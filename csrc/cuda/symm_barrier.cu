@@ -1,25 +1,21 @@
-// The Mega MoE barrier: one block, one thread per rank.  Thread p stores the
-// new epoch into rank p's signal slot for this rank, then spins until this
-// rank's slot for p reaches the epoch.  Epochs only grow, and no rank can be
-// more than one barrier ahead of another, so "at least the epoch" is the test.
-// A nonzero timeout word ends the wait early: a peer whose call failed writes
-// it (deep_gemm.mega does), so the others stop waiting for that peer.
-
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAException.h>
+// The Mega MoE barrier: one block, one thread per rank.  Thread p stores the new epoch into
+// rank p's signal slot for this rank, then spins until this rank's slot for p reaches the
+// epoch.  Epochs only grow, and no rank can be more than one barrier ahead of another, so "at
+// least the epoch" is the test.  A nonzero timeout word ends the wait early: a peer whose call
+// failed writes it (deep_gemm.mega does), so the others stop waiting for that peer.
 
 #include <cstdint>
 
-#include "kernels/symm_cuda.hpp"
+#include "cuda/symm_barrier.h"
 
-namespace deep_gemm::symm_cuda {
+namespace deep_gemm::cuda {
 
 namespace {
 
 using Word = unsigned long long;
 
 struct Workspaces {
-  Word* at[kMaxRanks];
+  Word* at[kMaxBarrierRanks];
 };
 
 __device__ __forceinline__ uint64_t now_ns() {
@@ -54,16 +50,13 @@ __global__ void barrier_kernel(Workspaces ws, int rank, int world, BarrierWords 
 
 }  // namespace
 
-void barrier(const std::vector<int64_t>& workspaces, int rank, const BarrierWords& words, int64_t timeout_ns) {
-  const int world = static_cast<int>(workspaces.size());
-  TORCH_CHECK(world >= 1 && world <= kMaxRanks, "the Mega MoE barrier supports 1 to ", kMaxRanks, " ranks, got ",
-              world);
-  TORCH_CHECK(rank >= 0 && rank < world, "the Mega MoE barrier got rank ", rank, " of ", world);
+cudaError_t symm_barrier(const int64_t* workspaces, int world, int rank, const BarrierWords& words, int64_t timeout_ns,
+                         cudaStream_t stream) {
+  if (world < 1 || world > kMaxBarrierRanks || rank < 0 || rank >= world) return cudaErrorInvalidValue;
   Workspaces ws{};
   for (int r = 0; r < world; ++r) ws.at[r] = reinterpret_cast<Word*>(workspaces[r]);
-  barrier_kernel<<<1, kMaxRanks, 0, at::cuda::getCurrentCUDAStream()>>>(ws, rank, world, words,
-                                                                        static_cast<uint64_t>(timeout_ns));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  barrier_kernel<<<1, kMaxBarrierRanks, 0, stream>>>(ws, rank, world, words, static_cast<uint64_t>(timeout_ns));
+  return cudaGetLastError();
 }
 
-}  // namespace deep_gemm::symm_cuda
+}  // namespace deep_gemm::cuda

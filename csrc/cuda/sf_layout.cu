@@ -1,0 +1,56 @@
+// Scale-factor layout kernel: one pass over the scales instead of a memset, an elementwise
+// exponent extraction and a strided copy.
+
+#include <cstdint>
+
+#include "cuda/sf_layout.h"
+
+namespace deep_gemm::cuda {
+
+namespace {
+
+// One thread per element of the padded [B, cols, tma_mn] buffer, so writes are coalesced
+// along the MN dimension the consumers read.
+template <bool kPack>
+__global__ void sf_mn_major_kernel(const float* __restrict__ sf, SfStrides s, int64_t mn, int64_t sf_k, int64_t tma_mn,
+                                   int64_t cols, int64_t total, const bool* __restrict__ valid,
+                                   void* __restrict__ out) {
+  const int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= total) return;
+  const int64_t r = idx % tma_mn;
+  const int64_t c = (idx / tma_mn) % cols;
+  const int64_t b = idx / (tma_mn * cols);
+  const bool live = r < mn && (valid == nullptr || valid[r]);
+  const float* row = sf + b * s.batch + r * s.row;
+  if constexpr (kPack) {
+    uint32_t word = 0;
+    if (live) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int64_t g = 4 * c + j;
+        if (g < sf_k) word |= ((__float_as_uint(row[g * s.col]) >> 23) & 0xFFu) << (8 * j);
+      }
+    }
+    static_cast<uint32_t*>(out)[idx] = word;
+  } else {
+    static_cast<float*>(out)[idx] = live ? row[c * s.col] : 0.0f;
+  }
+}
+
+}  // namespace
+
+cudaError_t sf_mn_major(const float* sf, SfStrides strides, int64_t batches, int64_t mn, int64_t sf_k, int64_t tma_mn,
+                        int64_t cols, bool pack, const bool* valid, void* out, cudaStream_t stream) {
+  const int64_t total = batches * cols * tma_mn;
+  if (total == 0) return cudaSuccess;
+  constexpr int kThreads = 256;
+  const auto blocks = static_cast<unsigned int>((total + kThreads - 1) / kThreads);
+  if (pack) {
+    sf_mn_major_kernel<true><<<blocks, kThreads, 0, stream>>>(sf, strides, mn, sf_k, tma_mn, cols, total, valid, out);
+  } else {
+    sf_mn_major_kernel<false><<<blocks, kThreads, 0, stream>>>(sf, strides, mn, sf_k, tma_mn, cols, total, valid, out);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace deep_gemm::cuda
