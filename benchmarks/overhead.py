@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (ROOT, ROOT / "tests", Path(__file__).resolve().parent):
+for _p in (ROOT, Path(__file__).resolve().parent):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
@@ -174,8 +174,8 @@ def _numel(values: Any) -> int:
 
 
 def _sample_case(op: Op) -> list[tuple[str, dict[str, Any]]]:
-    """The op's smallest registered sample (tests/samples), as a schema prefix."""
-    from samples import load_all
+    """The op's smallest registered sample (tests/support/samples), as a schema prefix."""
+    from tests.support.samples import load_all
 
     builder = load_all().get(op.name)
     if builder is None:

@@ -12,7 +12,7 @@ and untracked, not ignored, files), so the working tree is never touched:
   ``verify`` finds no prelude PCH (a fresh clone): it parses inline and starts
   the PCH build in the background (Note [Prelude PCH] in codegen/cxx.py), which
   is awaited before the warm runs.  Its CPU column excludes that detached build.
-* ``python -m codegen import-pybind`` on the gaps fixture (tests/fixtures/pybind_gaps/):
+* ``python -m codegen import-pybind`` on the gaps fixture (tests/codegen/fixtures/pybind_gaps/):
   cold (no pybind11 prelude PCH: inline parse, PCH built in the background and
   awaited), then warm, median of --runs.
 * a clean build (``setup.py build_ext --inplace``, CC=gcc CXX=g++, MAX_JOBS=2);
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             add("codegen verify, cold (no PCH: a fresh clone)", cold.wall, cold.cpu, 5.0, _pch_note(cold.out))
             wait_for_pch(tree)
         if has_command(tree, "import-pybind"):
-            fixture = "tests/fixtures/pybind_gaps"
+            fixture = "tests/codegen/fixtures/pybind_gaps"
             cmd = [PY, "-m", "codegen", "import-pybind", f"{fixture}/csrc/python_api.cpp", "--root", fixture]
             cmd += ["-o", str(Path(tmp) / "draft.yaml")]
             cold = run(cmd, tree)

@@ -151,7 +151,7 @@ def torch_includes() -> tuple[str, ...]:
     """torch's C++ include folders, as ``torch.utils.cpp_extension.include_paths()`` lists them for the CPU.
 
     Computed from torch's install location without importing torch (which costs
-    seconds); ``tests/test_cxx.py`` checks that the two lists agree.
+    seconds); ``tests/codegen/test_cxx.py`` checks that the two lists agree.
     """
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:

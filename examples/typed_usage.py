@@ -2,7 +2,7 @@
 
 `mypy --strict examples/typed_usage.py` must pass (`make typecheck` runs it): it shows that the
 generated stub (deep_gemm/_C.pyi) accepts real calls -- (tensor, scale) pairs, keyword arguments,
-aliases -- and types what ops return.  tests/test_typing.py checks that it also rejects wrong
+aliases -- and types what ops return.  tests/codegen/test_typing.py checks that it also rejects wrong
 calls.  The script runs on the CPU too: `python examples/typed_usage.py`.
 """
 

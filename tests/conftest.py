@@ -1,21 +1,12 @@
-"""Shared fixtures: the repo root on sys.path, fresh random seeds, device selection."""
+"""Shared fixtures: fresh random seeds, device selection (tests/ is a package: pytest puts the repo root on sys.path)."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (ROOT, ROOT / "tests"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-import deep_gemm  # noqa: E402,F401  (loads the extension before any test module uses torch.ops.deep_gemm)
-
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+import deep_gemm  # noqa: F401  (loads the extension before any test module uses torch.ops.deep_gemm)
+from tests.support.build import DEVICES
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -27,7 +27,7 @@ inline thread_local const char* current_op_name = nullptr;
 // with requires_grad=True and a grad_fn made of the kernel's internals (a
 // silently made-up gradient), and `d.copy_(...)` into an output would fail on a
 // leaf that requires grad.  In-place writes still bump version counters (the
-// ADInplaceOrView key stays on).  See tests/test_opcheck.py.
+// ADInplaceOrView key stays on).  See tests/ops/test_opcheck.py.
 class OpScope {
  public:
   explicit OpScope(const char* name) : previous_(current_op_name) { current_op_name = name; }

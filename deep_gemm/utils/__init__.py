@@ -28,7 +28,7 @@ from .math import (
     unpack_ue8m0_from_int,
 )
 
-# A literal list, so that type checkers see the re-exports; tests/test_typing.py checks that it
+# A literal list, so that type checkers see the re-exports; tests/codegen/test_typing.py checks that it
 # is exactly layout.__all__ + math.__all__ + the two names of dist re-exported here.
 __all__ = [
     "align",

@@ -1,0 +1,168 @@
+"""Dense FP8 GEMMs on the GPU (the native sm90a kernel and the paths around it).
+
+Against a float64 product of the dequantised operands, on fresh random inputs: every
+layout (NT runs the native kernel; NN/TN/TT hand it transposed views), M from 1 to 4096,
+the 18 forward shapes, upstream's Dgrad and Wgrad shapes, C accumulated into a float32 D,
+K tails and N tails.  Then bitwise determinism over 20 calls, and CUDA-graph capture of
+every kernel shape the heuristic can pick.  Skipped without a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import deep_gemm
+from deep_gemm.testing import calc_diff
+from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+
+pytestmark = pytest.mark.gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+WEIGHTS = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+
+
+def _compiled_shapes() -> list[tuple[str, bool]]:
+    text = (ROOT / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", text)
+    return sorted({(f"{bm}x{bn}", row == "true") for bm, bn, row, bf16 in found if bf16 == "false"})
+
+
+def _operands(m: int, n: int, k: int, per_row_b: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    x = torch.randn(m, k, device="cuda")
+    w = torch.randn(n, k, device="cuda")
+    a, sfa = per_token_cast_to_fp8(x, use_ue8m0=False)
+    b, sfb = (per_token_cast_to_fp8 if per_row_b else per_block_cast_to_fp8)(w, use_ue8m0=False)
+    ga = sfa.double().repeat_interleave(128, 1)[:, :k]
+    if per_row_b:
+        gb = sfb.double().repeat_interleave(128, 1)[:, :k]
+    else:
+        gb = sfb.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k]
+    ref = (a.double() * ga) @ (b.double() * gb).t()
+    return (a, sfa, b, sfb), ref
+
+
+def _run(layout: str, ops: tuple[torch.Tensor, ...], d: torch.Tensor, c: torch.Tensor | None, recipe) -> None:
+    a, sfa, b, sfb = ops
+    if layout in ("tn", "tt"):  # A given as [K, M] (and its scales as [K / 128, M])
+        a, sfa = a.t().contiguous(), sfa.t().contiguous()
+    if layout in ("nn", "tn"):  # B given as [K, N]
+        b, sfb = b.t().contiguous(), sfb.t().contiguous()
+    getattr(deep_gemm, f"fp8_gemm_{layout}")((a, sfa), (b, sfb), d, c=c, recipe=recipe)
+
+
+@pytest.mark.parametrize("layout", ["nt", "nn", "tn", "tt"])
+@pytest.mark.parametrize("m", [1, 7, 64, 128, 4096])
+def test_layouts_and_m(layout: str, m: int) -> None:
+    n, k = 576, 2112  # N and K both off the tile grid
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run(layout, ops, d, None, None)
+    assert calc_diff(d, ref) < 1e-3
+
+
+@pytest.mark.parametrize("m", [64, 128, 4096])
+@pytest.mark.parametrize("nk", WEIGHTS, ids=[f"{n}x{k}" for n, k in WEIGHTS])
+def test_forward_shapes(m: int, nk: tuple[int, int]) -> None:
+    n, k = nk
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, d, None, None)
+    assert calc_diff(d, ref) < 1e-3
+
+
+BACKWARD = [(n, k) for n, k in [*WEIGHTS, (576, 7168)]]
+
+
+@pytest.mark.parametrize("nk", BACKWARD, ids=[f"{n}x{k}" for n, k in BACKWARD])
+def test_dgrad_and_wgrad_shapes(nk: tuple[int, int]) -> None:
+    n, k = nk
+    # Dgrad: m 4096, n and k swapped, 128x128 SFB, bf16 D.
+    ops, ref = _operands(4096, k, n, per_row_b=False)
+    d = torch.full((4096, k), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, d, None, None)
+    assert calc_diff(d, ref) < 1e-3
+    # Wgrad: per-row SFB (recipe 1, 1, 128); float32 D accumulating C = D, and bf16 D.
+    ops, ref = _operands(n, 4096, k, per_row_b=True)
+    c0 = torch.randn(n, 4096, device="cuda")
+    d = c0.clone()
+    _run("nt", ops, d, d, (1, 1, 128))
+    assert calc_diff(d, ref + c0.double()) < 1e-3
+    d16 = torch.full((n, 4096), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, d16, None, (1, 1, 128))
+    assert calc_diff(d16, ref) < 1e-3
+
+
+@pytest.mark.parametrize("out_dtype", [torch.float, torch.bfloat16])
+@pytest.mark.parametrize("separate_c", [False, True])
+def test_c_accumulation(out_dtype: torch.dtype, separate_c: bool) -> None:
+    m, n, k = 300, 200, 650
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    c = torch.randn(m, n, device="cuda").to(out_dtype)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=out_dtype) if separate_c else c.clone()
+    _run("nt", ops, d, c if separate_c else d, None)
+    assert calc_diff(d, ref + c.double()) < 1e-3
+
+
+@pytest.mark.parametrize("k", [16, 80, 128, 200, 2112])
+def test_k_tails(k: int) -> None:
+    ops, ref = _operands(129, 136, k, per_row_b=False)
+    d = torch.full((129, 136), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, d, None, None)
+    assert calc_diff(d, ref) < 1e-3
+
+
+def test_strided_scales_and_outputs() -> None:
+    """SFA in either major order, and a D that is a column slice of a wider buffer."""
+    m, n, k = 256, 384, 1024
+    (a, sfa, b, sfb), ref = _operands(m, n, k, per_row_b=False)
+    wide = torch.full((m, n + 64), float("nan"), device="cuda", dtype=torch.bfloat16)
+    d = wide[:, 32 : 32 + n]
+    deep_gemm.fp8_gemm_nt((a, deep_gemm.get_mn_major_tma_aligned_tensor(sfa)), (b, sfb), d)
+    assert calc_diff(d, ref) < 1e-3
+    assert torch.isnan(wide[:, :32].float()).all() and torch.isnan(wide[:, 32 + n :].float()).all()
+
+
+@pytest.mark.parametrize("mnk", [(1, 2112, 7168), (128, 7168, 2048), (4096, 4096, 7168)])
+def test_bitwise_deterministic(mnk: tuple[int, int, int]) -> None:
+    m, n, k = mnk
+    (a, sfa, b, sfb), _ = _operands(m, n, k, per_row_b=False)
+    d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d)
+    first = d.clone()
+    for _ in range(20):
+        d.fill_(float("nan"))
+        deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d)
+        assert torch.equal(d.view(torch.int16), first.view(torch.int16))
+
+
+SHAPES = _compiled_shapes()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"{s}-{'row' if r else 'blk'}" for s, r in SHAPES])
+def test_every_kernel_shape_in_a_cuda_graph(shape: tuple[str, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each compiled shape (forced through DG_SM90_GEMM_CONFIG): right, and a graph replay is bitwise."""
+    cfg, per_row = shape
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
+    bm, bn = (int(v) for v in cfg.split("x"))
+    m, n, k = 4 * bm - 8, 6 * bn - 8, 1152  # several tiles per CTA's share, ragged edges
+    ops, ref = _operands(m, n, k, per_row_b=per_row)
+    recipe = (1, 1, 128) if per_row else None
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, d, None, recipe)
+    assert calc_diff(d, ref) < 1e-3
+    eager = d.clone()
+    graph = torch.cuda.CUDAGraph()
+    d.fill_(float("nan"))
+    with torch.cuda.graph(graph):
+        _run("nt", ops, d, None, recipe)
+    for _ in range(2):
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(d.view(torch.int16), eager.view(torch.int16))
+    assert os.environ["DG_SM90_GEMM_CONFIG"] == cfg

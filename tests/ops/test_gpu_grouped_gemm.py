@@ -1,0 +1,280 @@
+"""M-grouped FP8 and BF16 GEMMs on the GPU (the native sm90a kernel's grouped schedules).
+
+Against float64 products of the dequantised operands on fresh random inputs: contiguous
+layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one group, more
+groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
+padding), masked layouts with masked_m above and below expected_m.  Rows outside every
+group must keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
+with the group sizes changed in place between replays.  Skipped without a GPU.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import deep_gemm
+from deep_gemm.testing import calc_diff
+from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+
+pytestmark = pytest.mark.gpu
+
+ALIGN = 128
+
+
+def _b(groups: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """B [G, N, K] FP8 with 128x128 scales [G, ceil(N/128), ceil(K/128)], and its float64 value."""
+    data, sfs, ref = [], [], []
+    for _ in range(groups):
+        w = torch.randn(n, k, device="cuda")
+        q, s = per_block_cast_to_fp8(w, use_ue8m0=False)
+        data.append(q)
+        sfs.append(s)
+        ref.append(q.double() * s.double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k])
+    return torch.stack(data), torch.stack(sfs), torch.stack(ref)
+
+
+def _a(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    x = torch.randn(m, k, device="cuda")
+    q, s = per_token_cast_to_fp8(x, use_ue8m0=False)
+    return q, s, q.double() * s.double().repeat_interleave(128, 1)[:, :k]
+
+
+def _ragged(groups: int, expected: int, aligned: bool) -> list[int]:
+    sizes = [int(expected * random.uniform(0.7, 1.3)) for _ in range(groups)]
+    return [(s + ALIGN - 1) // ALIGN * ALIGN for s in sizes] if aligned else sizes
+
+
+def _check_contiguous_ids(sizes: list[int], pad: int, n: int, k: int) -> None:
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1] * pad
+    m = len(ids)
+    a, sfa, a_ref = _a(m, k)
+    b, sfb, b_ref = _b(len(sizes), n, k)
+    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, layout)
+    ids_t = torch.tensor(ids, device="cuda")
+    for g in range(len(sizes)):
+        rows = ids_t == g
+        if rows.any():
+            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-3
+    assert torch.isnan(d[ids_t < 0].float()).all()  # rows of no group are not written
+
+
+@pytest.mark.parametrize(
+    "groups,expected,n,k", [(4, 512, 1024, 1024), (8, 256, 512, 2048), (1, 1000, 768, 512)], ids=str
+)
+def test_contiguous_aligned(groups: int, expected: int, n: int, k: int) -> None:
+    sizes = _ragged(groups, expected, aligned=True)
+    sizes[len(sizes) // 2] = 0  # an empty group
+    _check_contiguous_ids(sizes, 0, n, k)
+
+
+def test_contiguous_ragged_ids_with_padding() -> None:
+    _check_contiguous_ids([3, 1, 0, 200, 77], 5, 384, 640)
+
+
+def test_contiguous_more_groups_than_sms() -> None:
+    _check_contiguous_ids([128] * 150 + [64], 0, 256, 256)
+
+
+def _psum(sizes: list[int]) -> list[int]:
+    ends, prev = [], 0
+    for rows in sizes:
+        prev = (prev + ALIGN - 1) // ALIGN * ALIGN + rows
+        ends.append(prev)
+    return ends
+
+
+@pytest.mark.parametrize("zero_padding", [True, False])
+def test_psum_with_poisoned_gaps(zero_padding: bool) -> None:
+    sizes = [300, 0, 129, 1, 512]
+    n, k = 512, 1024
+    ends = _psum(sizes)
+    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN + 64
+    a, sfa, _ = _a(m, k)
+    rows_of = torch.full((m,), -1, dtype=torch.long, device="cuda")
+    gap = torch.zeros(m, dtype=torch.bool, device="cuda")
+    prev = 0
+    for g, end in enumerate(ends):
+        start = (prev + ALIGN - 1) // ALIGN * ALIGN
+        rows_of[start:end] = g
+        gap[prev:start] = g > 0
+        prev = end
+    gap[prev : (prev + ALIGN - 1) // ALIGN * ALIGN] = True
+    # Poison every row outside a group: NaN/Inf bytes in the data, NaN scales.
+    outside = rows_of < 0
+    a.view(torch.uint8)[outside] = torch.randint(0x78, 0x80, (int(outside.sum()), k), device="cuda").to(torch.uint8)
+    sfa[outside] = float("nan")
+    a_ref = a.double() * sfa.double().repeat_interleave(128, 1)[:, :k]
+    b, sfb, b_ref = _b(len(sizes), n, k)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    deep_gemm.m_grouped_fp8_gemm_nt_contiguous(
+        (a, sfa), (b, sfb), d, layout, use_psum_layout=True, ensure_zero_padding=zero_padding,
+        expected_m_for_psum_layout=256,
+    )  # fmt: skip
+    for g in range(len(sizes)):
+        rows = rows_of == g
+        if rows.any():
+            assert not torch.isnan(d[rows].float()).any()
+            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-3
+    if zero_padding:
+        assert (d[gap].float() == 0).all()
+    else:
+        assert torch.isnan(d[gap].float()).all()
+    assert torch.isnan(d[outside & ~gap].float()).all()
+
+
+def _masked_case(groups: int, max_m: int, n: int, k: int):
+    a, sfa, a_ref = zip(*(_a(max_m, k) for _ in range(groups)), strict=True)
+    b, sfb, b_ref = _b(groups, n, k)
+    return (torch.stack(a), torch.stack(sfa)), (b, sfb), torch.stack(a_ref), b_ref
+
+
+@pytest.mark.parametrize("groups,expected,n,k", [(6, 20, 1024, 2048), (4, 300, 512, 1024), (32, 64, 256, 512)], ids=str)
+def test_masked(groups: int, expected: int, n: int, k: int) -> None:
+    max_m = 512
+    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+    counts = [min(max_m, int(expected * random.uniform(0.3, 1.7))) for _ in range(groups)]
+    counts[0] = 0
+    counts[-1] = max_m
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected)
+    for g, rows in enumerate(counts):
+        if rows:
+            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 1e-3
+        assert torch.isnan(d[g, rows:].float()).all()
+
+
+def test_grouped_bitwise_deterministic() -> None:
+    a, b, _, _ = _masked_case(8, 256, 512, 1024)
+    masked_m = torch.tensor([256, 10, 0, 100, 256, 33, 129, 200], dtype=torch.int32, device="cuda")
+    d = torch.zeros(8, 256, 512, device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+    first = d.clone()
+    for _ in range(20):
+        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+        assert torch.equal(d.view(torch.int16), first.view(torch.int16))
+
+
+def test_graph_replay_with_new_group_sizes() -> None:
+    groups, max_m, n, k = 6, 256, 512, 768
+    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+    masked_m = torch.zeros(groups, dtype=torch.int32, device="cuda")
+    d = torch.zeros(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 64)  # warm-up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 64)
+    for _ in range(3):
+        counts = [random.randint(0, max_m) for _ in range(groups)]
+        masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        for g, rows in enumerate(counts):
+            if rows:
+                assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 1e-3
+            assert torch.isnan(d[g, rows:].float()).all()
+    # The contiguous psum layout, ends changed between replays.
+    sizes = [128, 256, 64]
+    m = 640
+    a2, sfa2, a2_ref = _a(m, k)
+    b2, sfb2, b2_ref = _b(3, n, k)
+    ends = torch.tensor(_psum(sizes), dtype=torch.int32, device="cuda")
+    d2 = torch.zeros(m, n, device="cuda", dtype=torch.bfloat16)
+    kwargs = {"use_psum_layout": True}
+    deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a2, sfa2), (b2, sfb2), d2, ends, **kwargs)
+    graph2 = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph2):
+        deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a2, sfa2), (b2, sfb2), d2, ends, **kwargs)
+    for sizes in ([100, 200, 50], [0, 300, 128], [256, 0, 1]):
+        ends.copy_(torch.tensor(_psum(sizes), dtype=torch.int32))
+        graph2.replay()
+        torch.cuda.synchronize()
+        prev = 0
+        for g, end in enumerate(_psum(sizes)):
+            start = (prev + ALIGN - 1) // ALIGN * ALIGN
+            if end > start:
+                assert calc_diff(d2[start:end], a2_ref[start:end] @ b2_ref[g].t()) < 1e-3
+            prev = end
+
+
+# ---- BF16 ---------------------------------------------------------------------------------
+
+
+def _bf16(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randn(*shape, device="cuda").to(torch.bfloat16)
+    return x, x.double()
+
+
+def test_bf16_contiguous_ids_and_psum() -> None:
+    sizes = [256, 0, 77, 384]
+    n, k = 640, 1000  # K off the 64-wide block
+    b, b_ref = _bf16(len(sizes), n, k)
+    # Per-row ids with -1 padding after each group.
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1] * 3
+    a, a_ref = _bf16(len(ids), k)
+    d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, torch.tensor(ids, dtype=torch.int32, device="cuda"))
+    ids_t = torch.tensor(ids, device="cuda")
+    for g in range(len(sizes)):
+        rows = ids_t == g
+        if rows.any():
+            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-5
+    assert torch.isnan(d[ids_t < 0].float()).all()
+    # psum ends, zero padding.
+    ends = _psum(sizes)
+    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN
+    a, a_ref = _bf16(m, k)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, use_psum_layout=True)
+    prev = 0
+    for g, end in enumerate(ends):
+        start = (prev + ALIGN - 1) // ALIGN * ALIGN
+        if g > 0:
+            assert (d[prev:start].float() == 0).all()
+        if end > start:
+            assert calc_diff(d[start:end], a_ref[start:end] @ b_ref[g].t()) < 1e-5
+        prev = end
+
+
+def _bf16_shapes() -> list[str]:
+    text = (Path(__file__).resolve().parents[2] / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", text)
+    return sorted({f"{bm}x{bn}" for bm, bn, _, bf16 in found if bf16 == "true"})
+
+
+@pytest.mark.parametrize("shape", _bf16_shapes())
+def test_bf16_masked_every_shape_in_a_graph(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 704
+    a, a_ref = _bf16(groups, max_m, k)
+    b, b_ref = _bf16(groups, n, k)
+    counts = [0, 1, 200, max_m, 129]
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+    for g, rows in enumerate(counts):
+        if rows:
+            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 1e-5
+        assert torch.isnan(d[g, rows:].float()).all()
+    eager = d.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+    d.copy_(torch.full_like(d, float("nan")))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(d.view(torch.int16), eager.view(torch.int16))
