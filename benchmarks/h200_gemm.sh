@@ -18,7 +18,7 @@ grep -E "error|warning: .*C75" "$OUT/build.log" | head -20
 export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
 timeout 90 python3 -m pytest -q -x -p no:cacheprovider tests/ops/test_gpu_fp8_gemm.py -k "layouts_and_m" 2>&1 | tail -3
 start=$(date +%s)
-timeout ${DG_TEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider ${DG_TESTS:-tests/ops/test_gpu_fp8_gemm.py tests/ops/test_gpu_grouped_fp8_gemm.py} 2>&1 \
+timeout ${DG_TEST_TIMEOUT:-300} python3 -m pytest -q -p no:cacheprovider ${DG_TESTS:-tests/ops/test_gpu_fp8_gemm.py tests/ops/test_gpu_grouped_gemm.py} 2>&1 \
   | tee "$OUT/pytest.log" | tail -25
 echo "pytest done in $(( $(date +%s) - start )) s"
 timeout ${DG_BENCH_TIMEOUT:-240} python3 benchmarks/gpu_gemm.py --markdown "$OUT/gpu_gemm.md" "$@" 2>&1 \

@@ -23,6 +23,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 import deep_gemm
 from codegen.spelling.python import params
+from deep_gemm.utils import align
 from tests.support.manifest import OPS
 from tests.support.operands import fp4_per_token, fp8_per_block, fp8_per_token
 from tests.support.reference import F64, data_to_f64, dequant_f64, fp4_to_f64, ue8m0_to_f64
@@ -78,10 +79,6 @@ def call(entry: str, op: str, args: tuple, kwargs: dict | None = None):
     largs, lkwargs = legacy_form(op, args, kwargs)
     module = deep_gemm if entry == "deep_gemm" else deep_gemm._C
     return getattr(module, op)(*largs, **lkwargs)
-
-
-def align(x: int, m: int) -> int:
-    return -(-x // m) * m
 
 
 # ---- float64 references --------------------------------------------------------------

@@ -6,10 +6,7 @@ import pytest
 import torch
 
 from deep_gemm import _C
-
-
-def align(x: int, y: int) -> int:
-    return -(-x // y) * y
+from deep_gemm.utils import align
 
 
 @pytest.mark.parametrize(

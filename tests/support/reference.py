@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import torch
 
+from deep_gemm.utils import ceil_div
+
 F64 = torch.float64
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def fp4_to_f64(packed: torch.Tensor) -> torch.Tensor:
