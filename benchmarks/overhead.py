@@ -1,5 +1,7 @@
 """Host cost of one call, per op and call path (CPU, tiny or empty tensors).
 
+Over 400 lines: the call paths, the pybind11 baseline and the report live together so one run compares them.
+
     python benchmarks/overhead.py [--ops NAME ...] [--repeats 15] [--target-ms 5] [--clock cpu|wall] [--json FILE]
 
 For every op named (an op or an alias from ops.yaml; ops this branch or this

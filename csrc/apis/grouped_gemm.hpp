@@ -1,7 +1,8 @@
 #pragma once
 // Grouped GEMMs of the gemm family: M-grouped (contiguous and masked) and
 // K-grouped (weight-gradient) products with block-scaled FP8/FP4 or BF16
-// operands (one of the gemm family's headers in ops.yaml).
+// operands (one of the gemm family's headers in ops.yaml).  Over 400 lines: the M- and
+// K-grouped forms share the layout helpers at the top of this file.
 //
 // This is the reference (ATen) implementation: it accumulates in float32 and
 // casts once into `d`, after every check has passed.

@@ -1,5 +1,7 @@
 #pragma once
 // The sm90a GEMM kernel, block-scaled FP8 or BF16, dense and M-grouped (see gemm.h).
+// Over 400 lines: the producer, the consumers and the epilogue share one pipeline protocol
+// (stage layout, barriers, stage descriptions) and read best together.
 //
 // Note [FP8 GEMM kernel design]
 // - Persistent: a grid of at most num_sms CTAs walks the output tiles (BLOCK_M x BLOCK_N);

@@ -1,5 +1,6 @@
 #pragma once
-// Mega MoE, reference (ATen) implementation: the per-rank work of one call.
+// Mega MoE, reference (ATen) implementation: the per-rank work of one call.  Over 400
+// lines: the one-rank, collective and symmetric-memory paths share every step but the exchange.
 //
 // Note [Mega MoE across ranks]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~

@@ -1,4 +1,5 @@
-"""The attention family: fp8_gemm_nt_skip_head_mid, the MQA logits (ragged and paged) and the
+"""The attention family (over 400 lines: the ragged and paged MQA logits share their references and
+input builders, which would otherwise cross files): fp8_gemm_nt_skip_head_mid, the MQA logits (ragged and paged) and the
 paged schedule.
 
 Expected values come from float64 references written from the formulas of the ops' docs (docs/ops.md:

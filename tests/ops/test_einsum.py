@@ -1,5 +1,7 @@
 """einsum and fp8_einsum: float64 references, argument checks, samples and legacy signatures.
 
+Over 400 lines: four expressions, BF16 and FP8, each with its reference, in one file so they share them.
+
 The references below are written from the definitions (a broadcast product
 summed over the contracted letters, FP8 values times the scale of their block)
 and never call deep_gemm or torch.einsum; only test_head_contractions_agree_with_torch_einsum

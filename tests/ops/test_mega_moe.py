@@ -1,5 +1,7 @@
 """Mega MoE end to end: one rank in-process, 2 and 4 ranks over gloo, errors, opcheck.
 
+Over 400 lines: the rank counts and both MMA types run the same cases, parametrised here.
+
 Expected values come from mega_support.reference (the definition of fp8_fp4_mega_moe's doc, docs/ops.md, in
 float64, mirroring its roundings), compared bitwise.  On several ranks the
 fused result must also equal, bitwise, mega_support.unfused: the same layer

@@ -1,5 +1,7 @@
 """Mega MoE test support: random problems, an unfused reference, and the multi-process workers.
 
+Over 400 lines: the reference and the workers must agree on one problem builder, kept beside them.
+
 The reference follows the definition of Mega MoE in fp8_fp4_mega_moe's doc (docs/ops.md) step by step, on the
 raw operands: dispatch each used (token, slot) to its expert, L1 = x . W1^T,
 SwiGLU with clamp and the top-k weight, FP8 requantisation with per-32 UE8M0
