@@ -1,7 +1,7 @@
 #pragma once
 // Family 'attention': the head-splitting FP8 GEMM and the MQA "lightning
 // indexer" logits (ragged prefill and paged decode), with the decode schedule.  Over 400
-// lines: the ragged and paged forms share their checks and the chunked logits kernel.
+// lines: the ragged and paged forms share their checks, query and weight handling and logits layout.
 //
 // This is the reference (ATen) implementation.  It runs on every device ATen
 // supports, computes in float32 and never synchronises with the host: ranges,
