@@ -8,13 +8,24 @@ A :class:`FieldReader` reads the fields of one YAML mapping and records each pro
 from __future__ import annotations
 
 import re
+from enum import Enum
 
 from .errors import Diagnostics, Loc, did_you_mean, one_of
 from .schema import SCALAR_TYPE_NAMES
 from .yamlsrc import YMap, YNode, YScalar, YSeq
 
-# Every dispatch key the generator registers, in the order the registration files list them.
-DISPATCH_KEYS = ("CompositeExplicitAutograd", "CPU", "CUDA", "Meta")
+
+class DispatchKey(str, Enum):
+    """Every dispatch key the generator registers, in the order the registration files list them."""
+
+    COMPOSITE = "CompositeExplicitAutograd"
+    CPU = "CPU"
+    CUDA = "CUDA"
+    META = "Meta"
+
+
+# The keys' manifest spellings, in that order (what fields are checked against and outputs iterate).
+DISPATCH_KEYS = tuple(key.value for key in DispatchKey)
 MANIFEST_KEYS = ("library", "guards", "dispatch_guards", "families")
 GUARD_KEYS = ("cpp", "doc")
 FAMILY_KEYS = ("header", "doc", "ops")
