@@ -4,13 +4,7 @@
 # (headers of CuTe/CUTLASS) travels in .whl/.
 # Usage (GPU machine, repo root): [DG_TESTS=...] bash benchmarks/h200_gemm.sh [dense benchmark args...]
 set -uo pipefail
-OUT=${OUT:-h200-out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 CC=gcc CXX=g++ MAX_JOBS=$(nproc)
-if compgen -G ".whl/*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+source "$(dirname "$0")/h200_env.sh"
 start=$(date +%s)
 python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1
 echo "build rc=$? in $(( $(date +%s) - start )) s"

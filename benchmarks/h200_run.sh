@@ -3,14 +3,7 @@
 # Usage (on the GPU machine, repo root):  bash benchmarks/h200_run.sh [pytest args...]
 # Logs land in $OUT (or ./h200-out when OUT is unset).
 set -uo pipefail
-OUT=${OUT:-h200-out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 CC=gcc CXX=g++ MAX_JOBS=$(nproc)
-# Python packages the GPU image lacks (libclang, mypy) travel as wheels in .whl/ when present.
-if compgen -G ".whl/*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+source "$(dirname "$0")/h200_env.sh"
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv
   python3 -c "import torch, sys; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'python', sys.version.split()[0])"

@@ -3,13 +3,7 @@
 # nvidia-cutlass wheel in .whl/, with libclang and mypy for the toolchain tests), then pytest.
 # Usage (GPU machine, repo root): bash benchmarks/h200_suite.sh [pytest args...]
 set -uo pipefail
-OUT=${OUT:-h200-out}
-mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 CC=gcc CXX=g++ MAX_JOBS=$(nproc)
-if compgen -G ".whl/*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-fi
+source "$(dirname "$0")/h200_env.sh"
 start=$(date +%s)
 python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1
 echo "build rc=$? in $(( $(date +%s) - start )) s"
