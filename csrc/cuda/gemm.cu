@@ -138,8 +138,7 @@ std::string gemm_unsupported(const GemmProblem& p) {
   if (p.groups < 1) return "needs at least one group";
   if (p.layout != GemmLayout::kDense && p.group_layout == nullptr) return "grouped layouts need group_layout";
   if (p.layout == GemmLayout::kPsum && p.alignment < 1) return "psum layouts need a positive alignment";
-  if (p.m >= (1 << 15) * 2 && p.layout == GemmLayout::kMasked && p.groups > 1 &&
-      static_cast<int64_t>(p.m) * p.groups > INT32_MAX) {
+  if (p.layout == GemmLayout::kMasked && static_cast<int64_t>(p.m) * p.groups > INT32_MAX) {
     return "masked problems must have groups * m below 2^31";
   }
   if (static_cast<int64_t>(p.n) * p.groups > INT32_MAX) return "groups * n must be below 2^31";

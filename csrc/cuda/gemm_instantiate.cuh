@@ -61,7 +61,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
   args.kind = static_cast<int>(p.layout);
   args.m = p.m;
   args.n = p.n;
-  args.k = p.k;
   args.groups = p.groups;
   args.num_k_blocks = (p.k + T::kBlockKValues - 1) / T::kBlockKValues;
   args.m_blocks = (p.m + kBlockM - 1) / kBlockM;

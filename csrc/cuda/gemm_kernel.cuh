@@ -49,7 +49,7 @@ enum Kind : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
 
 struct KernelArgs {
   int kind;
-  int m, n, k;  // m: rows of A (dense/contiguous) or max rows per group (masked)
+  int m, n;  // m: rows of A (dense/contiguous) or max rows per group (masked)
   int groups;
   int num_k_blocks;
   int m_blocks, n_blocks;  // tiles along M (dense/contiguous; masked: per group at most) and N
@@ -71,14 +71,15 @@ struct KernelArgs {
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
 };
 
-// What one stage's K block belongs to, written by the producer before it arrives.
+// The work item a stage belongs to, written by the producer before it arrives; the consumers
+// read it on an item's first stage (a K item then spans num_k_blocks stages).
 struct StageInfo {
   int d_row0;  // D row of the tile's first row
   int n0;
   int rows;  // item rows within the tile: [rows & 0xFFFF, rows >> 16)
   int flags;
 };
-constexpr int kFirst = 1, kLast = 2, kZero = 4, kEnd = 8;
+constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K blocks), the end of work
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Traits {
@@ -162,8 +163,7 @@ struct Producer {
     const int b_row0 = g * args.n + n0;
     const int sfb_row0 = kSfbPerRow ? n0 : n0 / 128;
     for (int kb = 0; kb < args.num_k_blocks; ++kb) {
-      const int flags = (kb == 0 ? kFirst : 0) | (kb + 1 == args.num_k_blocks ? kLast : 0);
-      open_stage(StageInfo{d_row0, n0, rows, flags}, T::kABytes + T::kBBytes);
+      open_stage(StageInfo{d_row0, n0, rows, 0}, T::kABytes + T::kBBytes);
       if (lane == 0) {
         sm90::tma_load_2d(tm_a, &full[stage], smem_a + stage * T::kABytes, kb * T::kBlockKValues, a_row0);
         sm90::tma_load_2d(tm_b, &full[stage], smem_b + stage * T::kBBytes, kb * T::kBlockKValues, b_row0);

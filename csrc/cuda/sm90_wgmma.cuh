@@ -16,7 +16,7 @@ struct Fp8Wgmma;
 template <int kN>
 struct Bf16Wgmma;
 
-#define DG_FP8_WGMMA(N)                                                                                           \
+#define DG_WGMMA(N)                                                                                               \
   template <>                                                                                                     \
   struct Fp8Wgmma<N> {                                                                                            \
     using Atom = cute::SM90::GMMA::MMA_64x##N##x32_F32E4M3E4M3_SS_TN<>;                                           \
@@ -26,43 +26,43 @@ struct Bf16Wgmma;
     using Atom =                                                                                                  \
         cute::SM90::GMMA::MMA_64x##N##x16_F32BF16BF16_SS<cute::SM90::GMMA::Major::K, cute::SM90::GMMA::Major::K>; \
   };
-DG_FP8_WGMMA(16)
-DG_FP8_WGMMA(24)
-DG_FP8_WGMMA(32)
-DG_FP8_WGMMA(40)
-DG_FP8_WGMMA(48)
-DG_FP8_WGMMA(56)
-DG_FP8_WGMMA(64)
-DG_FP8_WGMMA(72)
-DG_FP8_WGMMA(80)
-DG_FP8_WGMMA(96)
-DG_FP8_WGMMA(112)
-DG_FP8_WGMMA(128)
-DG_FP8_WGMMA(144)
-DG_FP8_WGMMA(160)
-DG_FP8_WGMMA(176)
-DG_FP8_WGMMA(192)
-DG_FP8_WGMMA(208)
-DG_FP8_WGMMA(224)
-DG_FP8_WGMMA(256)
-#undef DG_FP8_WGMMA
+DG_WGMMA(16)
+DG_WGMMA(24)
+DG_WGMMA(32)
+DG_WGMMA(40)
+DG_WGMMA(48)
+DG_WGMMA(56)
+DG_WGMMA(64)
+DG_WGMMA(72)
+DG_WGMMA(80)
+DG_WGMMA(96)
+DG_WGMMA(112)
+DG_WGMMA(128)
+DG_WGMMA(144)
+DG_WGMMA(160)
+DG_WGMMA(176)
+DG_WGMMA(192)
+DG_WGMMA(208)
+DG_WGMMA(224)
+DG_WGMMA(256)
+#undef DG_WGMMA
 
 template <class Atom, size_t... I>
-__device__ __forceinline__ void fp8_wgmma_impl(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate,
-                                               std::index_sequence<I...>) {
+__device__ __forceinline__ void wgmma_impl(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate,
+                                           std::index_sequence<I...>) {
   Atom::fma(desc_a, desc_b, d[I]..., accumulate ? cute::SM90::GMMA::ScaleOut::One : cute::SM90::GMMA::ScaleOut::Zero);
 }
 
 // d (N / 2 floats) = A(64 x 32) . B(N x 32)^T (+ d when `accumulate`).
 template <int kN>
 __device__ __forceinline__ void fp8_wgmma(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate) {
-  fp8_wgmma_impl<typename Fp8Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
+  wgmma_impl<typename Fp8Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
 }
 
 // d (N / 2 floats) = A(64 x 16) . B(N x 16)^T (+ d when `accumulate`), BF16 operands.
 template <int kN>
 __device__ __forceinline__ void bf16_wgmma(uint64_t desc_a, uint64_t desc_b, float* d, bool accumulate) {
-  fp8_wgmma_impl<typename Bf16Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
+  wgmma_impl<typename Bf16Wgmma<kN>::Atom>(desc_a, desc_b, d, accumulate, std::make_index_sequence<kN / 2>{});
 }
 
 }  // namespace deep_gemm::cuda::sm90
