@@ -22,7 +22,6 @@ import argparse
 import importlib
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -35,8 +34,8 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+from tests.support.kernels import compiled_gemm_shapes
 
-ROOT = Path(__file__).resolve().parent.parent
 WEIGHTS = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 # Upstream DeepGEMM 54e2261 on one H200, cold L2, from gpu-targets.md (µs); the target.
 UPSTREAM_US = {
@@ -59,11 +58,6 @@ def backward_cases() -> list[tuple[str, int, int, int]]:
         out.append(("wgrad_f32_acc", n, 4096, k))
         out.append(("wgrad_bf16", n, 4096, k))
     return out
-
-
-def compiled_shapes() -> list[str]:
-    text = (ROOT / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
-    return sorted({f"{bm}x{bn}:{row}" for bm, bn, row in re.findall(r"X\((\d+), (\d+), (true|false)\)", text)})
 
 
 def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[float]:
@@ -185,11 +179,11 @@ def main() -> None:
         sweep = ""
         if args.sweep:
             best: tuple[float, str] | None = None
-            row_kind = "true" if case.recipe is not None else "false"
-            for shape in compiled_shapes():
-                cfg, row = shape.split(":")
-                if row != row_kind:
+            per_row = case.recipe is not None
+            for shape in compiled_gemm_shapes():
+                if shape.bf16 or shape.sfb_per_row != per_row:
                     continue
+                cfg = shape.config
                 os.environ["DG_SM90_GEMM_CONFIG"] = cfg
                 t = time_gpu([ours], max(8, args.repeats // 4), flush)[0]
                 swept.setdefault(f"{kind}:{m}x{n}x{k}", {})[cfg] = t

@@ -10,8 +10,6 @@ every kernel shape the heuristic can pick.  Skipped without a GPU.
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -19,17 +17,15 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+from tests.support.kernels import compiled_gemm_shapes
 
 pytestmark = pytest.mark.gpu
 
-ROOT = Path(__file__).resolve().parents[2]
 WEIGHTS = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 
 
 def _compiled_shapes() -> list[tuple[str, bool]]:
-    text = (ROOT / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
-    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", text)
-    return sorted({(f"{bm}x{bn}", row == "true") for bm, bn, row, bf16 in found if bf16 == "false"})
+    return [(s.config, s.sfb_per_row) for s in compiled_gemm_shapes() if not s.bf16]
 
 
 def _operands(m: int, n: int, k: int, per_row_b: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:

@@ -11,8 +11,6 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 from __future__ import annotations
 
 import random
-import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -20,6 +18,7 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+from tests.support.kernels import compiled_gemm_shapes
 
 pytestmark = pytest.mark.gpu
 
@@ -251,9 +250,7 @@ def test_bf16_contiguous_ids_and_psum() -> None:
 
 
 def _bf16_shapes() -> list[str]:
-    text = (Path(__file__).resolve().parents[2] / "csrc" / "cuda" / "gemm_launch.cuh").read_text()
-    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", text)
-    return sorted({f"{bm}x{bn}" for bm, bn, _, bf16 in found if bf16 == "true"})
+    return [s.config for s in compiled_gemm_shapes() if s.bf16]
 
 
 @pytest.mark.parametrize("shape", _bf16_shapes())

@@ -1,0 +1,27 @@
+"""The compiled shapes of the native GEMM kernel, read from the one list that defines them
+(the X(...) lists of csrc/cuda/gemm_launch.cuh), for the tests and benchmarks that force each."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+LAUNCH_HEADER = Path(__file__).resolve().parents[2] / "csrc" / "cuda" / "gemm_launch.cuh"
+
+
+class GemmShape(NamedTuple):
+    block_m: int
+    block_n: int
+    sfb_per_row: bool
+    bf16: bool
+
+    @property
+    def config(self) -> str:
+        """The DG_SM90_GEMM_CONFIG spelling that forces this shape."""
+        return f"{self.block_m}x{self.block_n}"
+
+
+def compiled_gemm_shapes() -> list[GemmShape]:
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", LAUNCH_HEADER.read_text())
+    return sorted({GemmShape(int(m), int(n), row == "true", bf16 == "true") for m, n, row, bf16 in found})
