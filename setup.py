@@ -7,8 +7,8 @@ not a glob: a stale file left in csrc/generated/ is never compiled.
 
 A CUDA build happens when torch has CUDA and nvcc is found (set DG_FORCE_CPU=1
 to build for the CPU only); it also compiles the kernels of csrc/cuda/ for sm_90a:
-the scale-factor layout, FP4 dequant and barrier kernels always, and the GEMM
-kernels (csrc/cuda/gemm*.cu) when CuTe/CUTLASS headers are found (the optional
+the scale-factor layout, FP4 dequant and barrier kernels (PORTABLE_KERNELS) always,
+and the others (GEMM, attention, HC) when CuTe/CUTLASS headers are found (the optional
 `nvidia-cutlass` wheel, or $CUTLASS_INCLUDE_DIR).
 
 Install torch first, then build without build isolation:
@@ -57,6 +57,10 @@ def cutlass_include() -> str | None:
     return path if os.path.isfile(os.path.join(path, "cute", "arch", "mma_sm90_gmma.hpp")) else None
 
 
+# csrc/cuda/ sources that include no CuTe/CUTLASS header: built in every CUDA build.
+PORTABLE_KERNELS = {"sf_layout.cu", "mega_dequant.cu", "symm_barrier.cu"}
+
+
 def extension():
     sources = ["csrc/python_api.cpp", *generated_sources()]
     macros = [("Py_LIMITED_API", PY_LIMITED_API)]
@@ -67,12 +71,13 @@ def extension():
     if with_cuda():
         builder = CUDAExtension
         kernels = sorted(glob.glob("csrc/cuda/*.cu"))
-        gemm_kernels = [k for k in kernels if os.path.basename(k).startswith("gemm")]
-        sources += [k for k in kernels if k not in gemm_kernels]
+        # Kernels on CuTe's GMMA atoms need the cutlass headers; the portable ones build anywhere.
+        sm90_kernels = [k for k in kernels if os.path.basename(k) not in PORTABLE_KERNELS]
+        sources += [k for k in kernels if k not in sm90_kernels]
         macros.append(("DG_WITH_CUDA", None))
         cutlass = cutlass_include()
         if cutlass is not None:
-            sources += gemm_kernels
+            sources += sm90_kernels
             include_dirs.append(cutlass)
             macros.append(("DG_WITH_SM90_KERNELS", None))
         kwargs["extra_compile_args"] = {
