@@ -4,7 +4,9 @@
 // D = float32(A) . B^T together with the row sums of squares of A, which the
 // caller turns into an RMS norm.  GPUs run it on TF32 tensor cores, optionally
 // split along K into partial results; this reference computes in float32 with
-// ATen and splits K into ceil(K / S)-sized chunks.
+// ATen and splits K into ceil(K / S)-sized chunks.  CUDA tensors on sm90 GPUs of a
+// build with the native kernels take csrc/cuda/hc_prenorm.h instead (B rounded to
+// TF32 to nearest, float32 accumulation; see docs/gpu.md).
 
 #include <ATen/ATen.h>
 #include <ATen/MemoryOverlap.h>
@@ -15,7 +17,55 @@
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
 
+#ifdef DG_WITH_SM90_KERNELS
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include <string>
+
+#include "apis/runtime.hpp"
+#include "cuda/hc_prenorm.h"
+#include "utils/error.hpp"
+#endif
+
 namespace deep_gemm::hyperconnection {
+
+#ifdef DG_WITH_SM90_KERNELS
+namespace hc_cuda {
+
+inline bool is_sm90() {
+  static const bool value = runtime::device_arch_major() == 9;
+  return value;
+}
+
+// The checked operands on the native kernel; d [S, M, N] / [M, N] and sqr_sum contiguous.
+inline void run(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, const at::Tensor& sqr_sum,
+                int64_t splits) {
+  const c10::cuda::CUDAGuard guard(d.device());
+  cuda::HcPrenormProblem p;
+  p.m = a.size(0);
+  p.k = a.size(1);
+  p.n = b.size(0);
+  p.splits = splits;
+  p.a = a.data_ptr();
+  p.lda = p.m == 1 ? align<int64_t>(p.k, 8) : a.stride(0);  // a lone row's stride is arbitrary
+  p.b = b.data_ptr<float>();
+  p.ldb = p.n == 1 ? align<int64_t>(p.k, 4) : b.stride(0);
+  p.d = d.data_ptr<float>();
+  p.sqr_sum = sqr_sum.data_ptr<float>();
+  p.num_sms = runtime::get_num_sms();
+  const cuda::HcPrenormPlan plan = cuda::hc_prenorm_plan(p);
+  at::Tensor workspace;
+  if (plan.workspace_floats > 0) workspace = at::empty({plan.workspace_floats}, d.options());
+  const cudaError_t status = cuda::tf32_hc_prenorm_gemm(
+      p, plan, workspace.defined() ? workspace.data_ptr<float>() : nullptr, at::cuda::getCurrentCUDAStream());
+  if (status != cudaSuccess) {
+    fail_unsupported(std::string("the sm90a tf32_hc_prenorm_gemm kernel failed: ") + cudaGetErrorString(status));
+  }
+}
+
+}  // namespace hc_cuda
+#endif
 
 inline void tf32_hc_prenorm_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
                                  const at::Tensor& sqr_sum, const std::optional<int>& num_splits) {
@@ -51,6 +101,12 @@ inline void tf32_hc_prenorm_gemm(const at::Tensor& a, const at::Tensor& b, const
   DG_CHECK_ARG(overlap != at::MemOverlapStatus::Full && overlap != at::MemOverlapStatus::Partial, "sqr_sum",
                "overlaps 'd' in memory; the two outputs need separate memory");
   if (m == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (d.is_cuda() && hc_cuda::is_sm90()) {
+    hc_cuda::run(a, b, d, sqr_sum, splits);
+    return;
+  }
+#endif
 
   // K padded with zeros to S chunks of c = ceil(K / S): split s holds k in [s * c, min((s + 1) * c, K)).
   const int64_t chunk = ceil_div<int64_t>(k, splits);

@@ -1,0 +1,120 @@
+"""tf32_hc_prenorm_gemm on one GPU: deep_gemm against the upstream figures and a torch anchor.
+
+Shapes m x n x k x num_splits (0 = None) of gpu-targets.md.  The in-run anchor is what the op
+replaces in plain torch: ``a.float() @ b.T`` with TF32 matmuls plus ``a.float().square().sum(-1)``
+(unsplit).  Method as benchmarks/gpu_gemm.py: fresh random inputs, L2 flushed before every
+timed call, CUDA events, median, calls interleaved.  Each shape is checked first (calc_diff
+< 1e-8 against the TF32 torch product, upstream's bar).  Peak memory per call is
+torch.cuda.max_memory_allocated over one call minus the memory allocated before it.
+
+    python benchmarks/gpu_hc_prenorm.py [--repeats 30] [--markdown out.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+from gpu_gemm import time_gpu, time_host
+
+import deep_gemm
+from deep_gemm.testing import calc_diff
+
+# (m, n, k, num_splits or 0): upstream µs on one H200, cold L2, from gpu-targets.md.
+UPSTREAM_US = {
+    (4096, 24, 28672, 0): 110.0, (4096, 24, 28672, 16): 82.1, (8192, 24, 7168, 0): 41.7,
+    (8192, 24, 7168, 16): 63.0, (137, 24, 7680, 0): 32.8, (137, 24, 7680, 16): 9.6,
+}  # fmt: skip
+UPSTREAM_GIB = 0.00
+
+
+def peak_gib(fn: Callable[[], object]) -> float:
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - before) / 2**30
+
+
+def case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    m, n, k, s = key
+    splits = s or None
+    a = torch.randn(m, k, device="cuda").bfloat16()
+    b = torch.randn(n, k, device="cuda")
+    lead = (s,) if s else ()
+    d = torch.empty(*lead, m, n, device="cuda")
+    sqr = torch.empty(*lead, m, device="cuda")
+
+    def ours() -> None:
+        deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)
+
+    def anchor() -> tuple[torch.Tensor, torch.Tensor]:
+        af = a.float()
+        return af @ b.T, af.square().sum(-1)
+
+    torch.backends.cuda.matmul.allow_tf32 = True
+    ours()
+    ref_d, ref_sqr = anchor()
+    got_d, got_sqr = (d.sum(0), sqr.sum(0)) if s else (d, sqr)
+    diff = max(calc_diff(got_d, ref_d), calc_diff(got_sqr, ref_sqr))
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours),
+        "mem": peak_gib(ours),
+        "mem_torch": peak_gib(anchor),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args()
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    was_tf32 = torch.backends.cuda.matmul.allow_tf32
+    rows = []
+    try:
+        for key, upstream in UPSTREAM_US.items():
+            r = case(key, args.repeats, flush)
+            shape = "x".join(map(str, key))
+            rows.append((shape, upstream, r))
+            print(
+                f"{shape:18s} | ours {r['ours']:7.1f} us | upstream {upstream:6.1f} ({upstream / r['ours']:.3f}x) | "
+                f"torch {r['torch']:7.1f} ({r['torch'] / r['ours']:.2f}x) | diff {r['diff']:.1e} | "
+                f"host {r['host']:.1f} us | peak {r['mem']:.3f} GiB (torch {r['mem_torch']:.2f})",
+                flush=True,
+            )
+            assert r["diff"] < 1e-8, f"{shape}: calc_diff {r['diff']}"
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = was_tf32
+    lines = [
+        "| shape m x n x k x splits | ours µs | upstream µs | upstream/ours | torch µs | torch/ours | calc_diff "
+        "| host µs | peak GiB ours / upstream |",
+        "|" + "---|" * 9,
+    ]
+    for shape, upstream, r in rows:
+        lines.append(
+            f"| {shape} | {r['ours']:.1f} | {upstream:.1f} | {upstream / r['ours']:.3f} | {r['torch']:.1f} "
+            f"| {r['torch'] / r['ours']:.2f} | {r['diff']:.1e} | {r['host']:.1f} | {r['mem']:.3f} / {UPSTREAM_GIB:.2f} |"
+        )
+    ratios = [up / r["ours"] for _, up, r in rows]
+    lines.append(f"\ngeomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}.")
+    lines.append(
+        f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
+    )
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
