@@ -1,9 +1,9 @@
 // The ragged MQA indexer logits on sm90a.
 //
 // Work: query blocks of kBlockQ = 128 / H queries, i.e. 128 query-head rows, the N side of an
-// FP8 warpgroup MMA m64 n128 k32 whose M side is 64 keys.  A persistent CTA walks query blocks
-// qb = blockIdx.x, blockIdx.x + gridDim.x, ...; for each it covers the hull of its queries' key
-// ranges in 64-key tiles.  Warp roles:
+// FP8 warpgroup MMA m64 n128 k32 whose M side is 64 keys.  A persistent CTA takes one query
+// block per round of gridDim.x blocks (rounds alternate direction); for each it covers the hull
+// of its queries' key ranges in 64-key tiles.  Warp roles:
 //   - producer warpgroup (one warp active): TMA-loads the block's Q tile (double-buffered) and
 //     every 64-key KV tile (128B/64B/32B swizzle = D bytes per row) into a ring of stages, with
 //     the tile's 64 kv_sf values through 4-byte asynchronous copies on the same barrier;
@@ -107,6 +107,13 @@ __device__ __forceinline__ void block_range(const Args& a, int q0, int& first, i
   tiles = (hi - first + kBlockKv - 1) / kBlockKv;
 }
 
+// The query block of this CTA in round `round`: rounds alternate their direction over the grid, so
+// CTAs given the later (with causal ranges, longer) blocks of one round get earlier ones next.
+__device__ __forceinline__ int qblock_of(int round) {
+  const int c = (round & 1) ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  return round * static_cast<int>(gridDim.x) + c;
+}
+
 __device__ __forceinline__ float load_weight(const Args& a, int i, int h) {
   const int64_t off = static_cast<int64_t>(i) * a.ld_w + h;
   if (a.weights_bf16) return __bfloat162float(static_cast<const __nv_bfloat16*>(a.weights)[off]);
@@ -176,7 +183,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     int q_iter = 0;
     uint32_t count = 0;  // KV tiles issued so far
 #pragma unroll 1
-    for (int qb = blockIdx.x; qb < args.num_qblocks; qb += gridDim.x, ++q_iter) {
+    for (int round = 0; round * static_cast<int>(gridDim.x) < args.num_qblocks; ++round) {
+      const int qb = qblock_of(round);
+      if (qb >= args.num_qblocks) continue;
       const int qs = q_iter % kQStages;
       p::mbar_wait(&q_empty[qs], ((q_iter / kQStages) & 1) ^ 1);
       if (lane == 0) {
@@ -203,6 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         p::cp_async_arrive_noinc(&kv_full[slot]);
       }
       count += tiles;
+      ++q_iter;
     }
     return;
   }
@@ -218,7 +228,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   float acc[kBlockQH / 2];
 
 #pragma unroll 1
-  for (int qb = blockIdx.x; qb < args.num_qblocks; qb += gridDim.x, ++q_iter) {
+  for (int round = 0; round * static_cast<int>(gridDim.x) < args.num_qblocks; ++round) {
+    const int qb = qblock_of(round);
+    if (qb >= args.num_qblocks) continue;
     const int q0 = qb * kBlockQ;
     int first, tiles;
     block_range<kBlockQ>(args, q0, first, tiles);
@@ -318,6 +330,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     count += tiles;
     __syncwarp();
     if (lane == 0) p::mbar_arrive(&q_empty[qs]);
+    ++q_iter;
   }
 }
 
