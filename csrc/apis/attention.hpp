@@ -12,6 +12,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
@@ -24,6 +25,10 @@
 #include "reference/scaled.hpp"
 #include "utils/checks.hpp"
 #include "utils/math.hpp"
+
+#ifdef DG_WITH_SM90_KERNELS
+#include "apis/mqa_logits_cuda.hpp"
+#endif
 
 namespace deep_gemm::attention {
 
@@ -171,6 +176,37 @@ inline at::Tensor weighted_relu_logits(const at::Tensor& q, const at::Tensor& kv
   return at::bmm(weights.to(at::kFloat).unsqueeze(1), scores).squeeze(1);
 }
 
+// Elements of the largest heads x keys block the reference holds at once: DG_MQA_LOGITS_REF_CHUNK
+// when set to a positive number, else 2^26.
+inline int64_t ref_chunk_elems() {
+  const char* env = std::getenv("DG_MQA_LOGITS_REF_CHUNK");
+  const int64_t value = env != nullptr ? std::atoll(env) : 0;
+  return value > 0 ? value : int64_t{1} << 26;
+}
+
+// [S, Skv] float32 logits sum_h w[i, h] * relu(q[i, h] . kv[j]) from q [S, H, D], kv [Skv, D] and
+// w [S, H], computed over (query, key) chunks so that at most ref_chunk_elems() head scores exist
+// at a time.  Chunk sizes depend on shapes only.
+inline at::Tensor chunked_logits(const at::Tensor& q, const at::Tensor& kv, const at::Tensor& w) {
+  const int64_t seq = q.size(0), heads = q.size(1), dim = q.size(2), seq_kv = kv.size(0);
+  auto full = at::empty({seq, seq_kv}, q.options());
+  if (seq == 0 || seq_kv == 0) return full;
+  const int64_t limit = ref_chunk_elems();
+  const int64_t key_chunk = std::clamp<int64_t>(limit / heads, 1, seq_kv);
+  const int64_t query_chunk = std::clamp<int64_t>(limit / (heads * key_chunk), 1, seq);
+  for (int64_t q0 = 0; q0 < seq; q0 += query_chunk) {
+    const int64_t qn = std::min(query_chunk, seq - q0);
+    const auto q_rows = q.narrow(0, q0, qn).reshape({qn * heads, dim});
+    const auto w_rows = w.narrow(0, q0, qn).unsqueeze(1);  // [qn, 1, H]
+    for (int64_t k0 = 0; k0 < seq_kv; k0 += key_chunk) {
+      const int64_t kn = std::min(key_chunk, seq_kv - k0);
+      const auto scores = at::matmul(q_rows, kv.narrow(0, k0, kn).t()).view({qn, heads, kn}).relu_();
+      full.narrow(0, q0, qn).narrow(1, k0, kn).copy_(at::bmm(w_rows, scores).squeeze(1));
+    }
+  }
+  return full;
+}
+
 inline at::Tensor neg_inf_like(const at::Tensor& x) {
   return at::full({}, -std::numeric_limits<float>::infinity(), x.options());
 }
@@ -227,14 +263,17 @@ inline at::Tensor fp8_fp4_mqa_logits(const QueryPair& q, const Pair& kv, const a
     auto out = detail::strided_logits(seq, align<int64_t>(seq, 128 / Q.heads), cols, row_stride, logits_dtype,
                                       q_data.device());
     if (out.numel() == 0) return out;
+#ifdef DG_WITH_SM90_KERNELS
+    if (!Q.fp4 && mqa_logits_cuda::ragged(q_data, kv_data, kv_sf, weights, cu_seq_len_k_start, cu_seq_len_k_end,
+                                          compressed, out)) {
+      return out;
+    }
+#endif
 
     // Full [S, Skv] logits, then keys outside [ks, ke) set to -inf.
     const auto kv_values =
         Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(kv_data), kv_sf) : kv_data.to(at::kFloat) * kv_sf.unsqueeze(1);
-    const auto q_values = detail::dequantize_query(q);  // [S, H, D]
-    const auto scores =
-        at::matmul(q_values.reshape({seq * Q.heads, Q.head_dim}), kv_values.t()).view({seq, Q.heads, seq_kv}).relu_();
-    const auto full = at::bmm(weights.to(at::kFloat).unsqueeze(1), scores).squeeze(1);  // [S, Skv]
+    const auto full = detail::chunked_logits(detail::dequantize_query(q), kv_values, weights.to(at::kFloat));
 
     const auto long_opts = q_data.options().dtype(at::kLong);
     const auto ks = cu_seq_len_k_start.to(at::kLong).unsqueeze(1);

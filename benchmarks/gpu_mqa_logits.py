@@ -1,0 +1,143 @@
+"""Ragged MQA indexer logits on one GPU: deep_gemm.fp8_fp4_mqa_logits (FP8 q and kv, float32 logits,
+clean_logits=True) on the S x Skv x H x D shapes of gpu-targets.md.
+
+Ranges follow the no-context-parallelism rule of those figures: ks[i] = 0, ke[i] = i + Skv - S.
+Method as benchmarks/gpu_gemm.py: L2 flushed before every timed call, CUDA events, median.  Each
+shape is first checked on sampled rows against a float64 evaluation of the definition.  Printed:
+ours, upstream's figure (the target), upstream/ours, an in-run anchor (torch's row-scaled FP8
+`_scaled_mm` of the whole Q.K^T product, [S*H, Skv] bf16, smallest shape only), the peak extra
+device memory of one call next to upstream's.
+
+    python benchmarks/gpu_mqa_logits.py [--repeats 20] [--markdown out.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+import deep_gemm
+from benchmarks.gpu_gemm import time_gpu, time_host
+
+# (S, Skv, H, D) -> (upstream µs, upstream peak GiB) on one H200, from gpu-targets.md.
+UPSTREAM = {
+    (2048, 8192, 64, 128): (355.6, 0.06),
+    (2048, 65536, 32, 128): (1236.0, 0.50),
+    (8192, 65536, 64, 128): (None, None),
+}
+
+
+def inputs(s: int, s_kv: int, h: int, d: int):
+    q = torch.randn(s, h, d, device="cuda").to(torch.float8_e4m3fn)
+    x = torch.randn(s_kv, d, device="cuda")
+    sf = x.abs().amax(1).clamp_min(1e-4) / 448.0
+    kv = (x / sf.unsqueeze(1)).to(torch.float8_e4m3fn)
+    w = torch.randn(s, h, device="cuda")
+    ks = torch.zeros(s, dtype=torch.int32, device="cuda")
+    ke = torch.arange(s, dtype=torch.int32, device="cuda") + (s_kv - s)
+    return q, kv, sf, w, ks, ke
+
+
+def check_rows(out, q, kv, sf, w, ks, ke, rows: int = 8) -> float:
+    """Largest |ours - float64| / magnitude over sampled rows (in-range entries); asserts the -inf mask."""
+    s, s_kv = out.shape
+    worst = 0.0
+    kv64 = kv.double() * sf.double().unsqueeze(1)
+    for i in [*torch.randint(0, s, (rows,)).tolist(), s - 1]:
+        scores = (q[i].double() @ kv64.t()).clamp_min(0)  # [H, Skv]
+        want = w[i].double() @ scores
+        mag = (w[i].double().abs() @ q[i].double().abs()) @ kv64.abs().t()
+        j = torch.arange(s_kv, device="cuda")
+        ok = (j >= int(ks[i])) & (j < int(ke[i]))
+        got = out[i].double()
+        assert torch.equal(got == float("-inf"), ~ok), f"row {i}: -inf mask differs"
+        if ok.any():
+            worst = max(worst, float(((got[ok] - want[ok]).abs() / mag[ok].clamp_min(1e-30)).max()))
+    return worst
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--markdown", default=None)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    rows = []
+    for idx, (shape, (up_us, up_gib)) in enumerate(UPSTREAM.items()):
+        s, s_kv, h, d = shape
+        q, kv, sf, w, ks, ke = inputs(s, s_kv, h, d)
+
+        def ours(q=q, kv=kv, sf=sf, w=w, ks=ks, ke=ke):
+            return deep_gemm.fp8_fp4_mqa_logits((q, None), (kv, sf), w, ks, ke, clean_logits=True)
+
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        out = ours()
+        torch.cuda.synchronize()
+        peak_gib = (torch.cuda.max_memory_allocated() - before) / 2**30
+        err = check_rows(out, q, kv, sf, w, ks, ke)
+        del out
+        fns = [ours]
+        anchor = None
+        if idx == 0:
+            q2, kv_t = q.view(s * h, d), kv.t()
+            scale_a = torch.ones(s * h, 1, device="cuda")
+            scale_b = sf.view(1, s_kv)
+            anchor_out = torch.empty(s * h, s_kv, device="cuda", dtype=torch.bfloat16)
+
+            def anchor(a=q2, b=kv_t, sa=scale_a, sb=scale_b, out=anchor_out) -> None:
+                torch._scaled_mm(a, b, sa, sb, out_dtype=torch.bfloat16, out=out)
+
+            fns.append(anchor)
+        repeats = args.repeats if s * s_kv * h <= 2**33 else max(3, args.repeats // 4)
+        times = time_gpu(fns, repeats, flush)
+        t_ours = times[0]
+        t_anchor = times[1] if anchor is not None else None
+        pairs = int((ke.long().clamp(0, s_kv) - ks.long()).clamp_min(0).sum())
+        tflops = 2 * pairs * h * d / t_ours / 1e6
+        row = {
+            "shape": f"{s}x{s_kv}x{h}x{d}", "ours": t_ours, "upstream": up_us, "anchor": t_anchor,
+            "peak": peak_gib, "up_peak": up_gib, "tflops": tflops, "err": err, "host": time_host(ours, 20),
+        }  # fmt: skip
+        rows.append(row)
+        fmt = lambda v, p=1: "–" if v is None else f"{v:.{p}f}"  # noqa: E731
+        ratio = "–" if up_us is None else f"{up_us / t_ours:.3f}"
+        print(
+            f"{row['shape']:22s} | ours {t_ours:9.1f} us {tflops:5.0f} TF | upstream {fmt(up_us)} ({ratio}) | "
+            f"anchor _scaled_mm QK {fmt(t_anchor)} | peak {peak_gib:.2f} GiB (upstream {fmt(up_gib, 2)}) | "
+            f"max rel err {err:.1e} | host {row['host']:.1f} us",
+            flush=True,
+        )
+        assert err < 2**-10, f"{row['shape']}: error {err} relative to the term magnitude"
+        del q, kv, sf, w, ks, ke
+        torch.cuda.empty_cache()
+    lines = [
+        "| S x Skv x H x D | ours µs | TFLOP/s (in-range) | upstream µs (target) | upstream/ours "
+        "| torch _scaled_mm QK^T µs (anchor) | peak GiB | upstream peak GiB | max rel err |",
+        "|" + "---|" * 9,
+    ]
+    for r in rows:
+        cell = lambda v, p=1: "–" if v is None else f"{v:.{p}f}"  # noqa: E731
+        rat = "–" if r["upstream"] is None else f"{r['upstream'] / r['ours']:.3f}"
+        lines.append(
+            f"| {r['shape']} | {r['ours']:.1f} | {r['tflops']:.0f} | {cell(r['upstream'])} | {rat} "
+            f"| {cell(r['anchor'])} | {r['peak']:.2f} | {cell(r['up_peak'], 2)} | {r['err']:.1e} |"
+        )
+    lines += [
+        "",
+        f"float32 logits, clean_logits=True, ks = 0, ke = i + Skv - S. GPU: {torch.cuda.get_device_name()}, "
+        f"torch {torch.__version__}. Command: python {' '.join(sys.argv)}",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
