@@ -1,7 +1,10 @@
-"""M-grouped GEMMs on one GPU: deep_gemm's FP8 contiguous (per-row ids and psum) and masked
-GEMMs against one torch blockwise `_scaled_mm` per group, and its BF16 ones against
-`torch._grouped_mm` (the in-run anchors), next to the upstream figures of gpu-targets.md
-(measured side by side on an H200; the target).
+"""Grouped GEMMs on one GPU: deep_gemm's M-grouped FP8 contiguous (per-row ids and psum) and
+masked GEMMs against one torch blockwise `_scaled_mm` per group, its BF16 ones against
+`torch._grouped_mm`, the K-grouped FP8 NT GEMM (float32 D += per group) against one bf16
+torch.matmul of the dequantised operands per group, and einsum 'bhr,hdr->bhd' (bf16, B a
+strided slice) against torch.einsum (the in-run anchors), next to the upstream figures of
+gpu-targets.md (measured side by side on an H200; the target).  K-grouped sizes are drawn
+in [0.7, 1.3] x the mean and aligned to 128, the last absorbing the difference.
 
 Shapes as gpu-targets.md: contiguous = groups x total rows x n x k, each group's rows drawn
 in [0.7, 1.3] x the expected m and aligned to 128 (the last group absorbs the difference so
@@ -49,7 +52,94 @@ BF16_MASKED = {
     (32, 192, 6144, 7168): 1072.2, (32, 192, 4096, 2048): 298.8, (6, 1024, 6144, 7168): 855.7,
     (6, 1024, 4096, 2048): 144.5,
 }  # fmt: skip
+# (groups, m, n, total K) and (b, h, r, d): upstream µs.
+K_GROUPED = {(4, 4096, 7168, 34304): 2195.8, (4, 7168, 2048, 33024): 1094.6}
+EINSUM_BHR = {
+    (128, 128, 512, 128): 16.8, (4096, 128, 512, 128): 186.4, (128, 8, 4096, 1024): 30.9,
+    (4096, 8, 4096, 1024): 371.9,
+}  # fmt: skip
 ALIGN = 128
+
+
+def peak_bytes(fn: Callable[[], None]) -> int:
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - before
+
+
+def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    groups, m, n, total = key
+    ks = sizes_for(groups, total, total // groups)
+    blocks = [k // 128 for k in ks]
+    a = torch.randn(sum(ks) * m, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(sum(ks) * n, device="cuda").to(torch.float8_e4m3fn)
+    sfa = torch.rand(m, sum(blocks), device="cuda") + 0.5
+    sfb = torch.rand(n, sum(blocks), device="cuda") + 0.5
+    d = torch.randn(groups, m, n, device="cuda")
+    layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
+
+    def ours() -> None:
+        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, d)
+
+    starts = [sum(ks[:g]) for g in range(groups)]
+    b0 = [sum(blocks[:g]) for g in range(groups)]
+
+    def operand(x: torch.Tensor, sf: torch.Tensor, mn: int, g: int) -> torch.Tensor:
+        data = x[starts[g] * mn : (starts[g] + ks[g]) * mn].view(mn, ks[g]).double()
+        return data * sf[:, b0[g] : b0[g] + blocks[g]].double().repeat_interleave(128, 1)
+
+    g = random.randrange(groups)
+    before = d[g, :256, :256].double().clone()
+    ours()
+    ref = before + operand(a, sfa, m, g)[:256] @ operand(b, sfb, n, g)[:256].t()
+    diff = calc_diff(d[g, :256, :256], ref)
+    deq_a = [operand(a, sfa, m, g2).bfloat16() for g2 in range(groups)]
+    deq_b = [operand(b, sfb, n, g2).bfloat16() for g2 in range(groups)]
+    out = torch.empty(groups, m, n, device="cuda", dtype=torch.bfloat16)
+
+    def anchor() -> None:
+        for g2 in range(groups):
+            torch.matmul(deq_a[g2], deq_b[g2].t(), out=out[g2])
+
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {
+        "m": m,
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, 20),
+        "mem": peak_bytes(ours),
+    }
+
+
+def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    nb, h, r, dd = key
+    x = torch.randn(nb, h, r, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(h, 2 * dd, r, device="cuda", dtype=torch.bfloat16)[:, :dd, :]  # a strided slice
+    out = torch.empty(nb, h, dd, device="cuda", dtype=torch.bfloat16)
+
+    def ours() -> None:
+        deep_gemm.einsum("bhr,hdr->bhd", x, y, out)
+
+    ours()
+    rows = slice(0, min(nb, 256))
+    diff = calc_diff(out[rows], torch.einsum("bhr,hdr->bhd", x[rows].double(), y.double()))
+
+    def anchor() -> None:
+        torch.einsum("bhr,hdr->bhd", x, y)
+
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {
+        "m": nb,
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, 50),
+        "mem": peak_bytes(ours),
+    }
 
 
 def grouped_b(groups: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -209,6 +299,10 @@ def main() -> None:
         cases.append(("bf16_contiguous", key, up, lambda key=key: bf16_contiguous_case(key, args.repeats, flush)))
     for key, up in BF16_MASKED.items():
         cases.append(("bf16_masked", key, up, lambda key=key: bf16_masked_case(key, args.repeats, flush)))
+    for key, up in K_GROUPED.items():
+        cases.append(("k_grouped_fp8_nt", key, up, lambda key=key: k_grouped_case(key, args.repeats, flush)))
+    for key, up in EINSUM_BHR.items():
+        cases.append(("einsum_bhr_hdr_bhd", key, up, lambda key=key: einsum_case(key, args.repeats, flush)))
     for family, key, upstream, run in cases:
         r = run()
         # Upstream's total rows differ a little from ours (random draws): compare per row.
@@ -219,10 +313,11 @@ def main() -> None:
         print(
             f"{family:16s} {shape:22s} rows {r['m']:6d} | ours {r['ours']:9.1f} us | torch per group {r['torch']:9.1f} "
             f"({r['torch'] / r['ours']:.2f}x) | upstream {target:8.1f} ({target / r['ours']:.3f}x) | diff "
-            f"{r['diff']:.1e} | host {r['host']:.1f} us",
+            f"{r['diff']:.1e} | host {r['host']:.1f} us"
+            + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else ""),
             flush=True,
         )
-        bound = 1e-5 if family.startswith("bf16") else 1e-3
+        bound = 1e-5 if family.startswith(("bf16", "einsum")) else 1e-3
         assert r["diff"] < bound, f"{family} {shape}: calc_diff {r['diff']}"
     lines = [
         "| family | shape | rows | ours µs | torch per-group µs | torch/ours | upstream µs | upstream/ours | host µs |",
@@ -233,7 +328,15 @@ def main() -> None:
             f"| {family} | {shape} | {r['m']} | {r['ours']:.1f} | {r['torch']:.1f} | {r['torch'] / r['ours']:.2f} "
             f"| {target:.1f} | {target / r['ours']:.3f} | {r['host']:.1f} |"
         )
-    for family in ("contiguous", "contiguous_psum", "masked", "bf16_contiguous", "bf16_masked"):
+    for family in (
+        "contiguous",
+        "contiguous_psum",
+        "masked",
+        "bf16_contiguous",
+        "bf16_masked",
+        "k_grouped_fp8_nt",
+        "einsum_bhr_hdr_bhd",
+    ):
         ratios = [t / r["ours"] for f, _, t, r in rows if f == family]
         lines.append(
             f"\n{family}: geomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}."

@@ -2,11 +2,11 @@
 // Family 'einsum': a few fixed batched contractions, spelled as einsum expressions.
 //
 // Only the expressions listed below exist (matched exactly, as upstream does);
-// anything else is rejected by name.  This is the reference (ATen)
-// implementation: operands are widened to float32 (FP8 ones multiplied by
-// their block scales first; the two bf16 head contractions stay bf16, see
-// bf16_head_contraction), contracted with at::einsum, and the result is cast
-// once into `d` after every check has passed.
+// anything else is rejected by name.  On sm90, 'bmk,bnk->mn', 'bhr,hdr->bhd' (BF16) and
+// fp8_einsum 'bhr,hdr->bhd' run on the native GEMM kernel (csrc/cuda/gemm.h: a batch-summed
+// and a batched problem).  Otherwise this is the reference (ATen) implementation: operands are widened to float32 (FP8
+// ones multiplied by their block scales first; the two bf16 head contractions stay bf16, see bf16_head_contraction),
+// contracted with at::einsum, and the result is cast once into `d` after every check has passed.
 
 #include <ATen/ATen.h>
 
@@ -19,6 +19,10 @@
 #include "reference/output.hpp"
 #include "reference/scaled.hpp"
 #include "utils/checks.hpp"
+
+#ifdef DG_WITH_SM90_KERNELS
+#include "apis/gemm_cuda.hpp"
+#endif
 
 namespace deep_gemm::einsum {
 
@@ -85,6 +89,9 @@ inline void bmk_bnk_mn(const at::Tensor& a, const at::Tensor& b, const at::Tenso
   batched::contiguous(d, "d");
   DG_CHECK_ARG(!use_cublaslt, "use_cublaslt", "must be False for '", kBmkBnkMn, "' (it has no cuBLASLt path)");
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (a.size(0) > 0 && a.size(2) > 0 && gemm_cuda::bf16_batch_sum(a, b, d, c)) return;
+#endif
   output::write(d, c, at::einsum("bmk,bnk->mn", {a.to(at::kFloat), b.to(at::kFloat)}));
 }
 
@@ -106,8 +113,12 @@ inline void bf16_head_contraction(const std::string& expr, const at::Tensor& a, 
   batched::writable(d, "d");
   no_c(c, expr);
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (over_r && k > 0 && gemm_cuda::bf16_heads(a, b, d)) return;
+#endif
   // Contracted in bf16 by ATen: a float32 accumulator and one rounding to bf16, the computation
-  // torch.einsum performs on these operands, so the two agree bit for bit on every device.
+  // torch.einsum performs on these operands, so the two agree bit for bit (the native sm90
+  // path above accumulates in another order and may differ from it in the last bit).
   // (Widening to float32 first would round the same sums in another order and differ in the
   // last bit of a few elements.)
   d.copy_(at::einsum(expr, {a, b}));
@@ -208,6 +219,12 @@ inline void fp8_einsum(const std::string& expr, const Pair& a, const Pair& b, co
   output::check(d, c, out_shape, {weight_grad ? at::kFloat : at::kBFloat16});
   batched::writable(d, "d");
   if (d.numel() == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (expr == kBhrHdrBhd && x_last > 0 && sfx.dim() == 3 && sfy.dim() == 3 &&
+      gemm_cuda::fp8_heads(x, sfx, y, sfy, gran_b, d)) {
+    return;
+  }
+#endif
   const auto product = at::einsum(expr, {batched::dequantize(x, sfx, grans_x), batched::dequantize(y, sfy, grans_y)});
   output::write(d, c, product);
 }

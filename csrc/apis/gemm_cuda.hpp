@@ -1,6 +1,6 @@
 #pragma once
-// CUDA builds: the dense and M-grouped FP8 GEMMs and the M-grouped BF16 GEMMs on the native
-// sm90a kernel (csrc/cuda/gemm.h).
+// CUDA builds: the dense, M-grouped and K-grouped FP8 GEMMs, the M-grouped BF16 GEMMs and
+// the batched einsum forms on the native sm90a kernel (csrc/cuda/gemm.h).
 // This header turns checked ATen arguments into the kernel's plain problem description;
 // it returns false for what the kernel does not serve (see docs/gpu.md, "Native FP8 GEMM kernel"),
 // and the caller then takes the next path.
@@ -11,6 +11,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "apis/runtime.hpp"
 #include "cuda/gemm.h"
@@ -153,6 +154,151 @@ inline bool m_grouped_bf16_masked(const at::Tensor& a, const at::Tensor& b, cons
                                   const at::Tensor& masked_m, int expected_m) {
   cuda::GemmProblem p;
   return fill_bf16_operands(p, a, b, d) && masked_layout(p, a, d, masked_m, expected_m);
+}
+
+// K-grouped, K-major FP8: D[g] = C[g] + (A_g * SFA_g)(B_g * SFB_g)^T with A_g [m, k_g] at
+// element starts[g] * m of the flat `a` (B_g likewise), per-row scales sfa [m, blocks] and
+// sfb [n, blocks] whose group g starts at column block0[g]; d and c float32 [G, m, n].  The
+// sizes are host values: the kernel's per-group operand maps are built from them.
+inline bool k_grouped_fp8_nt(const at::Tensor& a, const at::Tensor& sfa, const at::Tensor& b, const at::Tensor& sfb,
+                             const at::Tensor& d, const at::Tensor& c, const std::vector<int64_t>& ks,
+                             const std::vector<int64_t>& starts, const std::vector<int64_t>& block0) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kFloat8_e4m3fn || b.scalar_type() != at::kFloat8_e4m3fn) return false;
+  if (sfa.scalar_type() != at::kFloat || sfb.scalar_type() != at::kFloat || d.scalar_type() != at::kFloat) {
+    return false;
+  }
+  // Flat operands with unit stride; d and c packed [G, m, n] (a separate c is copied into d).
+  if ((a.numel() > 1 && a.stride(0) != 1) || (b.numel() > 1 && b.stride(0) != 1)) return false;
+  if (!d.is_contiguous() || !c.is_contiguous()) return false;
+  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0);
+  int64_t total_k = 0;
+  for (const int64_t k : ks) total_k += k;
+  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || total_k > INT32_MAX) return false;
+  std::vector<int> group_k, sf_block0;
+  std::vector<int64_t> a_offsets, b_offsets;
+  for (size_t g = 0; g < ks.size(); ++g) {
+    group_k.push_back(static_cast<int>(ks[g]));
+    sf_block0.push_back(static_cast<int>(block0[g]));
+    a_offsets.push_back(starts[g] * m);
+    b_offsets.push_back(starts[g] * n);
+  }
+  cuda::GemmProblem p;
+  p.layout = cuda::GemmLayout::kKGrouped;
+  p.groups = static_cast<int>(groups);
+  p.m = static_cast<int>(m);
+  p.n = static_cast<int>(n);
+  p.k = static_cast<int>(total_k);
+  p.group_k = group_k.data();
+  p.a_offsets = a_offsets.data();
+  p.b_offsets = b_offsets.data();
+  p.sf_block0 = sf_block0.data();
+  p.a = a.data_ptr();
+  p.b = b.data_ptr();
+  p.sfa = sfa.data_ptr<float>();
+  p.sfa_mn = sfa.stride(0);
+  p.sfa_k = sfa.stride(1);
+  p.sfb = sfb.data_ptr<float>();
+  p.sfb_mn = sfb.stride(0);
+  p.sfb_k = sfb.stride(1);
+  p.sfb_gran_n = 1;
+  p.d = d.data_ptr();
+  p.ldd = d.stride(1);
+  p.d_group = d.stride(0);
+  p.d_dtype = cuda::OutDtype::kFloat;
+  p.c = c.data_ptr();
+  p.ldc = c.stride(1);
+  p.c_group = c.stride(0);
+  return launch(p, d);
+}
+
+// Per head h: D[:, h, :] = A[:, h, :] B[h]^T, A [b, h, k], B [h, n, k], D [b, h, n] with the
+// last dims contiguous and the other strides free: a batched problem over the heads.
+inline bool fill_heads(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+  if (a.stride(2) != 1 || b.stride(2) != 1 || d.stride(2) != 1) return false;
+  if (a.size(0) > INT32_MAX || a.size(1) > INT32_MAX || a.size(2) > INT32_MAX || b.size(1) > INT32_MAX) return false;
+  p.layout = cuda::GemmLayout::kBatched;
+  p.groups = static_cast<int>(a.size(1));
+  p.m = static_cast<int>(a.size(0));
+  p.n = static_cast<int>(b.size(1));
+  p.k = static_cast<int>(a.size(2));
+  p.a = a.data_ptr();
+  p.lda = a.stride(0);
+  p.a_group = a.stride(1);
+  p.b = b.data_ptr();
+  p.ldb = b.stride(1);
+  p.b_group = b.stride(0);
+  p.d = d.data_ptr();
+  p.ldd = d.stride(0);
+  p.d_group = d.stride(1);
+  p.d_dtype = cuda::OutDtype::kBf16;
+  return true;
+}
+
+// einsum 'bhr,hdr->bhd' in BF16 (d bf16).
+inline bool bf16_heads(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16 || d.scalar_type() != at::kBFloat16) {
+    return false;
+  }
+  cuda::GemmProblem p;
+  p.ab_dtype = cuda::InDtype::kBf16;
+  return fill_heads(p, a, b, d) && launch(p, d);
+}
+
+// fp8_einsum 'bhr,hdr->bhd': SFA [b, h, ceil(k/128)], SFB [h, ceil(n/gran_n), ceil(k/128)].
+inline bool fp8_heads(const at::Tensor& a, const at::Tensor& sfa, const at::Tensor& b, const at::Tensor& sfb,
+                      int gran_n, const at::Tensor& d) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kFloat8_e4m3fn || b.scalar_type() != at::kFloat8_e4m3fn ||
+      sfa.scalar_type() != at::kFloat || sfb.scalar_type() != at::kFloat || d.scalar_type() != at::kBFloat16) {
+    return false;
+  }
+  if (gran_n != 1 && gran_n != 128) return false;
+  cuda::GemmProblem p;
+  if (!fill_heads(p, a, b, d)) return false;
+  p.sfa = sfa.data_ptr<float>();
+  p.sfa_group = sfa.stride(1);
+  p.sfa_mn = sfa.stride(0);
+  p.sfa_k = sfa.stride(2);
+  p.sfb = sfb.data_ptr<float>();
+  p.sfb_group = sfb.stride(0);
+  p.sfb_mn = sfb.stride(1);
+  p.sfb_k = sfb.stride(2);
+  p.sfb_gran_n = gran_n;
+  return launch(p, d);
+}
+
+// einsum 'bmk,bnk->mn': D = C + sum_b A[b] B[b]^T, A [s, m, k], B [s, n, k] and D [m, n]
+// contiguous; a float32 d with c (d itself or separate), a bf16 d without.
+inline bool bf16_batch_sum(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                           const std::optional<at::Tensor>& c) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16) return false;
+  if (!a.is_contiguous() || !b.is_contiguous() || !d.is_contiguous()) return false;
+  if (c.has_value() && c->stride(1) != 1 && c->size(1) > 1) return false;
+  if (a.size(0) > INT32_MAX || a.size(1) > INT32_MAX || a.size(2) > INT32_MAX || b.size(1) > INT32_MAX) return false;
+  cuda::GemmProblem p;
+  p.ab_dtype = cuda::InDtype::kBf16;
+  p.layout = cuda::GemmLayout::kBatchSum;
+  p.groups = static_cast<int>(a.size(0));
+  p.m = static_cast<int>(a.size(1));
+  p.n = static_cast<int>(b.size(1));
+  p.k = static_cast<int>(a.size(2));
+  p.a = a.data_ptr();
+  p.lda = a.stride(1);
+  p.a_group = a.stride(0);
+  p.b = b.data_ptr();
+  p.ldb = b.stride(1);
+  p.b_group = b.stride(0);
+  p.d = d.data_ptr();
+  p.ldd = d.stride(0);
+  p.d_dtype = d.scalar_type() == at::kFloat ? cuda::OutDtype::kFloat : cuda::OutDtype::kBf16;
+  if (c.has_value()) {
+    p.c = c->data_ptr();
+    p.ldc = c->stride(0);
+  }
+  return launch(p, d);
 }
 
 }  // namespace deep_gemm::gemm_cuda

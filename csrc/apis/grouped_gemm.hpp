@@ -17,7 +17,9 @@
 // outside [0, G), a row past a group's end) select no product, so out-of-range
 // input cannot index out of bounds; such rows are simply not written.
 // The K-grouped ops take their sizes from the host list ks_cpu; only with
-// use_psum_layout and no ks_cpu do they read grouped_layout on the host.
+// use_psum_layout and no ks_cpu do they read grouped_layout on the host.  On sm90 the
+// K-major FP8 form (k_grouped_fp8_gemm_nt_contiguous) runs on the native kernel, which
+// builds per-group operand maps from those host sizes; the MN-major forms stay here.
 
 #include <ATen/ATen.h>
 
@@ -577,6 +579,10 @@ inline void k_grouped_fp8_gemm_nt_contiguous(const Pair& a, const Pair& b, const
     block_of.push_back(next);
     next += ceil_div<int64_t>(k, kGranK);
   }
+#ifdef DG_WITH_SM90_KERNELS
+  if (d.numel() == 0) return;
+  if (gemm_cuda::k_grouped_fp8_nt(a_data, sfa, b_data, sfb, d, *c, groups.ks, groups.starts, block_of)) return;
+#endif
   // Group g of x (flat) is [mn, k] row-major at element start * mn; its scales are columns of sf [mn, blocks].
   const auto group_of = [&](const at::Tensor& x, const at::Tensor& sf, int64_t mn, size_t g, int64_t start, int64_t k) {
     const auto data = x.narrow(0, start * mn, k * mn).reshape({mn, k}).to(at::kFloat);

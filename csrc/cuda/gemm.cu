@@ -43,6 +43,29 @@ int m_blocks_of(const GemmProblem& p, int block_m) {
   return ceil_div(p.m, block_m);
 }
 
+// Groups whose tiles the schedule visits one after another (batched: all; K-grouped: the
+// non-empty ones), 1 otherwise.
+int tile_groups(const GemmProblem& p) {
+  if (p.layout == GemmLayout::kBatched) return p.groups;
+  if (p.layout == GemmLayout::kKGrouped) {
+    int count = 0;
+    for (int g = 0; g < p.groups; ++g) count += p.group_k[g] > 0 ? 1 : 0;
+    return count;
+  }
+  return 1;
+}
+
+// K of one tile, for the estimate: K-grouped tiles take the mean non-empty group's K, a
+// batch-summed tile every group's.
+int64_t tile_k(const GemmProblem& p) {
+  if (p.layout == GemmLayout::kBatchSum) return static_cast<int64_t>(p.k) * p.groups;
+  if (p.layout == GemmLayout::kKGrouped) {
+    const int groups = tile_groups(p);
+    return groups == 0 ? 0 : p.k / groups;
+  }
+  return p.k;
+}
+
 // Estimated nanoseconds for one configuration: a model of the kernel, its constants fitted
 // to a sweep of every compiled shape over the dense benchmark's problems on an H200 (see
 // docs/performance.md).  Per K block a CTA needs the larger of its tensor-core time and its
@@ -50,10 +73,12 @@ int m_blocks_of(const GemmProblem& p, int block_m) {
 // MMA wait; waves of persistent tiles add up; and the call is never faster than moving its
 // operands once through HBM.
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
-  const double tiles = static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n);
+  const double tiles =
+      static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p));
   const double waves = std::ceil(tiles / num_sms);
   // A BF16 K block is 64 values: the same bytes per stage, half the MMA work of FP8's 128.
-  const int k_blocks = ceil_div(p.k, c.bf16 ? 64 : 128);
+  const int64_t k = tile_k(p);
+  const double k_blocks = static_cast<double>((k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128));
   constexpr double kFlopPerNsPerSm = 9000.0;
   constexpr double kL2BytesPerNsPerSm = 30.0;
   constexpr double kHbmBytesPerNs = 3500.0;
@@ -61,13 +86,19 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double mem = (c.block_m + c.block_n) * 128.0 / kL2BytesPerNsPerSm;
   const double exposed = c.block_m == 128 && !c.bf16 ? 25.0 : 0.0;  // BF16 keeps one MMA group in flight
   const bool f32 = p.d_dtype == OutDtype::kFloat;
-  const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0);
+  // Tiles whose BLOCK_N is no multiple of 32 write float32 from registers, slower than the
+  // TMA path of the others.
+  const double reg_out = c.block_n % 32 != 0 && f32 ? 3.0 : 1.0;
+  const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * reg_out;
   const double tile =
       k_blocks * (std::max(mma, mem) + exposed) + c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm;
-  const double rows = static_cast<double>(m_blocks_of(p, 1));
-  const double hbm =
-      (rows * p.k + static_cast<double>(p.n) * p.k * p.groups + rows * p.n * (f32 ? 4 : 2) * (p.c != nullptr ? 2 : 1)) /
-      kHbmBytesPerNs;
+  const double rows = static_cast<double>(m_blocks_of(p, 1)) * std::max(1, tile_groups(p));
+  const double b_groups = p.layout == GemmLayout::kBatchSum   ? 1.0
+                          : p.layout == GemmLayout::kKGrouped ? std::max(1, tile_groups(p))
+                                                              : p.groups;
+  const double hbm = (rows * static_cast<double>(k) + static_cast<double>(p.n) * static_cast<double>(k) * b_groups +
+                      rows * p.n * (f32 ? 4 : 2) * (p.c != nullptr ? 2 : 1)) /
+                     kHbmBytesPerNs;
   return std::max(waves * tile, hbm) + 2000.0;
 }
 
@@ -113,9 +144,9 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   cfg.stages = c.stages();
   cfg.swizzle = 8;
   // Masked problems size their schedule on the device: every SM gets a producer.
-  const int64_t tiles = p.layout == GemmLayout::kMasked
-                            ? p.num_sms
-                            : static_cast<int64_t>(ceil_div(p.m, c.block_m)) * ceil_div(p.n, c.block_n);
+  const int64_t tiles = p.layout == GemmLayout::kMasked ? p.num_sms
+                                                        : static_cast<int64_t>(ceil_div(p.m, c.block_m)) *
+                                                              ceil_div(p.n, c.block_n) * tile_groups(p);
   cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
   return cfg;
 }
@@ -123,12 +154,33 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
 }  // namespace
 
 std::string gemm_unsupported(const GemmProblem& p) {
-  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "empty problem";
+  const bool k_grouped = p.layout == GemmLayout::kKGrouped;
+  if (p.m <= 0 || p.n <= 0 || (p.k <= 0 && !k_grouped) || p.k < 0) return "empty problem";
   const int ab_bytes = p.ab_dtype == InDtype::kBf16 ? 2 : 1;
+  if (k_grouped) {
+    if (p.ab_dtype != InDtype::kFp8E4m3 || p.sfb_gran_n != 1) return "K-grouped problems are FP8 with per-row scales";
+    if (p.group_k == nullptr || p.a_offsets == nullptr || p.b_offsets == nullptr || p.sf_block0 == nullptr) {
+      return "K-grouped problems need the host-side group sizes and offsets";
+    }
+    for (int g = 0; g < p.groups; ++g) {
+      if (p.group_k[g] < 0 || p.group_k[g] % 16 != 0) return "K-grouped sizes must be multiples of 16";
+      if ((reinterpret_cast<uintptr_t>(p.a) + p.a_offsets[g]) % 16 != 0 ||
+          (reinterpret_cast<uintptr_t>(p.b) + p.b_offsets[g]) % 16 != 0) {
+        return "K-grouped operand blocks must be 16-byte aligned";
+      }
+    }
+    if (p.d_dtype != OutDtype::kFloat) return "K-grouped output is float32";
+  }
+  if (p.layout == GemmLayout::kBatched || p.layout == GemmLayout::kBatchSum) {
+    if ((p.a_group * ab_bytes) % 16 != 0 || (p.b_group * ab_bytes) % 16 != 0) {
+      return "group strides of a and b must be multiples of 16 bytes";
+    }
+  }
+  if (p.layout == GemmLayout::kBatchSum && p.ab_dtype != InDtype::kBf16) return "batch sums are BF16";
   if (p.ab_dtype != InDtype::kBf16 && p.sfb_gran_n != 1 && p.sfb_gran_n != 128) {
     return "SFB granularity along N must be 1 or 128";
   }
-  if ((p.lda * ab_bytes) % 16 != 0 || (p.ldb * ab_bytes) % 16 != 0) {
+  if (!k_grouped && ((p.lda * ab_bytes) % 16 != 0 || (p.ldb * ab_bytes) % 16 != 0)) {
     return "row strides of a and b must be multiples of 16 bytes";
   }
   if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || reinterpret_cast<uintptr_t>(p.b) % 16 != 0) {
@@ -136,12 +188,15 @@ std::string gemm_unsupported(const GemmProblem& p) {
   }
   if (p.num_sms < 1) return "needs at least one SM";
   if (p.groups < 1) return "needs at least one group";
-  if (p.layout != GemmLayout::kDense && p.group_layout == nullptr) return "grouped layouts need group_layout";
+  const bool device_layout =
+      p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum || p.layout == GemmLayout::kMasked;
+  if (device_layout && p.group_layout == nullptr) return "grouped layouts need group_layout";
   if (p.layout == GemmLayout::kPsum && p.alignment < 1) return "psum layouts need a positive alignment";
   if (p.layout == GemmLayout::kMasked && static_cast<int64_t>(p.m) * p.groups > INT32_MAX) {
     return "masked problems must have groups * m below 2^31";
   }
   if (static_cast<int64_t>(p.n) * p.groups > INT32_MAX) return "groups * n must be below 2^31";
+  if (static_cast<int64_t>(p.m) * p.groups > INT32_MAX) return "groups * m must be below 2^31";
   return {};
 }
 
@@ -155,7 +210,7 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (c == nullptr) return cudaErrorNotSupported;
   const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
-    std::fprintf(stderr, "sm90 fp8 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
+    std::fprintf(stderr, "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
                  cfg.stages, cfg.num_ctas);
   }

@@ -1,6 +1,6 @@
 #pragma once
-// Native sm90a GEMMs, dense and M-grouped: D = C + (A * SFA)(B * SFB)^T for block-scaled
-// FP8, D = C + A B^T for BF16.
+// Native sm90a GEMMs, dense, M-grouped, batched and K-grouped: D = C + (A * SFA)(B * SFB)^T
+// for block-scaled FP8, D = C + A B^T for BF16.
 //
 // A [M, K] and B [N, K] have K contiguous.  FP8 (e4m3): SFA holds one float32 per row of A
 // and 128-wide K block; SFB one float32 per 128x128 block of B (gran_n 128) or per row of B
@@ -26,7 +26,22 @@ enum class InDtype : int { kFp8E4m3 = 0, kBf16 = 1 };
 //            previous end rounded up to `alignment`; with zero_padding the rows between an
 //            end and the next start come out zero;
 //   kMasked  A, D are [groups, m, ...]; group g computes its first group_layout[g] rows.
-enum class GemmLayout : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
+//   kBatched D[g] = A[g] B[g]^T for every g: A, B, D (and the scales) have free group
+//            strides a_group, b_group, d_group (sfa_group, sfb_group);
+//   kKGrouped D[g] = C[g] + A_g B_g^T where A_g is [m, k_g] row-major at element
+//            a_offsets[g] with row stride k_g (B_g likewise [n, k_g] at b_offsets[g]); the
+//            sizes live on the host (group_k), the scales are per row and 128-wide K block
+//            with group g's blocks starting at column sf_block0[g]; FP8 with sfb_gran_n 1;
+//   kBatchSum D = C + sum_g A[g] B[g]^T (BF16): one accumulation over every g's K.
+enum class GemmLayout : int {
+  kDense = 0,
+  kRowIds = 1,
+  kPsum = 2,
+  kMasked = 3,
+  kBatched = 4,
+  kKGrouped = 5,
+  kBatchSum = 6
+};
 
 struct GemmProblem {
   int m = 0, n = 0, k = 0;
@@ -37,6 +52,11 @@ struct GemmProblem {
   int alignment = 128;
   bool zero_padding = false;
   int expected_m = 0;  // masked: typical rows per group, a scheduling hint
+  int64_t a_group = 0, b_group = 0, d_group = 0;  // kBatched / kBatchSum (a, b) / kKGrouped (d) group strides
+  const int* group_k = nullptr;  // kKGrouped: host array of the groups' K sizes
+  const int64_t* a_offsets = nullptr;  // kKGrouped: host arrays, element offsets of A_g and B_g
+  const int64_t* b_offsets = nullptr;
+  const int* sf_block0 = nullptr;  // kKGrouped: host array, first scale column of each group
   const void* a = nullptr;  // [m, k] (masked: [groups * m, k]), row stride lda (elements)
   int64_t lda = 0;
   const void* b = nullptr;  // [n, k], row stride ldb
@@ -49,8 +69,8 @@ struct GemmProblem {
   void* d = nullptr;  // [m, n], row stride ldd
   int64_t ldd = 0;
   OutDtype d_dtype = OutDtype::kBf16;
-  const void* c = nullptr;  // optional, D's dtype, row stride ldc; may be d
-  int64_t ldc = 0;
+  const void* c = nullptr;  // optional, D's dtype, row stride ldc (group stride c_group); may be d
+  int64_t ldc = 0, c_group = 0;
   int num_sms = 0;  // SMs the kernel may use
 };
 

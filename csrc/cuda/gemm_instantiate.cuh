@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda/gemm_kernel.cuh"
@@ -26,35 +27,90 @@ auto* kernel_of() {
   }
 }
 
+// A 3-D map over [d2, d1, d0] elements (d0 contiguous) with element strides s1, s2 of dims
+// 1 and 2; boxes of [1, b1, b0].  Out-of-bounds reads give zeros; stores are clipped.
+inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_bytes, const void* base, uint64_t d0,
+                        uint64_t d1, uint64_t d2, int64_t s1, int64_t s2, uint32_t b0, uint32_t b1,
+                        CUtensorMapSwizzle swizzle) {
+  const auto encode = tensor_map_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[3] = {d0, d1, d2};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(s1) * static_cast<cuuint64_t>(elem_bytes),
+                                 static_cast<cuuint64_t>(s2) * static_cast<cuuint64_t>(elem_bytes)};
+  const cuuint32_t box[3] = {b0, b1, 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
+  return encode(map, dtype, 3, const_cast<void*>(base), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem& p, const GemmConfig& cfg,
                                                                cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
+  const bool k_grouped = p.layout == GemmLayout::kKGrouped;
+  const bool batch_sum = p.layout == GemmLayout::kBatchSum;
+  const bool batched = p.layout == GemmLayout::kBatched;
+  if constexpr (!(kSfbPerRow && !kBf16)) {
+    if (k_grouped) return cudaErrorNotSupported;
+  }
+  if constexpr (!kBf16) {
+    if (batch_sum) return cudaErrorNotSupported;
+  }
   auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
 
   const bool masked = p.layout == GemmLayout::kMasked;
+  const bool three_d = batched || batch_sum;  // A and B have a group stride
   const uint64_t rows = static_cast<uint64_t>(p.m) * (masked ? p.groups : 1);  // A's and D's 2-D views
   CUtensorMap tm_a{}, tm_b{}, tm_d{};
   const auto ab = kBf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
   const int ab_bytes = kBf16 ? 2 : 1;
-  if (!make_tensor_map_2d(&tm_a, ab, ab_bytes, p.a, p.k, rows, p.lda, T::kBlockKValues, kBlockM,
-                          CU_TENSOR_MAP_SWIZZLE_128B) ||
-      !make_tensor_map_2d(&tm_b, ab, ab_bytes, p.b, p.k, static_cast<uint64_t>(p.n) * p.groups, p.ldb, T::kBlockKValues,
-                          kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
-    return cudaErrorInvalidValue;
+  const uint64_t b_rows = static_cast<uint64_t>(p.n) * (three_d ? 1 : p.groups);
+  if (!k_grouped) {
+    const uint64_t zs = three_d ? p.groups : 1;
+    const int64_t a_z = three_d ? p.a_group : static_cast<int64_t>(rows) * p.lda;
+    const int64_t b_z = three_d ? p.b_group : static_cast<int64_t>(b_rows) * p.ldb;
+    if (!make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
+                     CU_TENSOR_MAP_SWIZZLE_128B) ||
+        !make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues, kBlockN,
+                     CU_TENSOR_MAP_SWIZZLE_128B)) {
+      return cudaErrorInvalidValue;
+    }
   }
-  const bool tma_out = T::kOutViaSmem && p.d_dtype == OutDtype::kBf16 && p.c == nullptr && p.ldd % 8 == 0 &&
+
+  // The output map: [groups, m, n] for batched and K-grouped problems, else [1, rows, n].
+  const bool f32 = p.d_dtype == OutDtype::kFloat;
+  const int d_bytes = f32 ? 4 : 2;
+  const bool grouped_out = batched || k_grouped;
+  const uint64_t d_zs = grouped_out ? p.groups : 1;
+  const int64_t d_z = grouped_out ? p.d_group : static_cast<int64_t>(rows) * p.ldd;
+  const bool c_is_d = p.c != nullptr && p.c == p.d && p.ldc == p.ldd && (!grouped_out || p.c_group == p.d_group);
+  // A separate float32 C is copied into D first (one 2-D copy: groups packed), then added.
+  const bool c_copyable =
+      p.c != nullptr && !c_is_d && (!grouped_out || (p.c_group == p.ldc * p.m && p.d_group == p.ldd * p.m));
+  const bool tma_out = T::kOutViaSmem && (p.c == nullptr || (f32 && (c_is_d || c_copyable))) &&
+                       (p.ldd * d_bytes) % 16 == 0 && (d_z * d_bytes) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
   if (tma_out) {
-    if (!make_tensor_map_2d(&tm_d, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, p.d, p.n, rows, p.ldd, 32, 64,
-                            CU_TENSOR_MAP_SWIZZLE_64B)) {
+    if (!make_map_3d(&tm_d, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, d_bytes, p.d, p.n,
+                     rows, d_zs, p.ldd, d_z, f32 ? 16 : 32, 64, CU_TENSOR_MAP_SWIZZLE_64B)) {
       return cudaErrorInvalidValue;
     }
   } else {
     tm_d = tm_a;  // unused
+  }
+  // K-grouped problems always copy a separate C first: empty groups are never visited.
+  if (k_grouped && p.c != nullptr && !c_is_d && !c_copyable) return cudaErrorNotSupported;
+  const void* c = p.c;
+  if ((tma_out || k_grouped) && c != nullptr && !c_is_d) {
+    const uint64_t copy_rows = static_cast<uint64_t>(p.m) * (grouped_out ? p.groups : 1);
+    const cudaError_t st =
+        cudaMemcpy2DAsync(p.d, static_cast<size_t>(p.ldd) * d_bytes, p.c, static_cast<size_t>(p.ldc) * d_bytes,
+                          static_cast<size_t>(p.n) * d_bytes, copy_rows, cudaMemcpyDeviceToDevice, stream);
+    if (st != cudaSuccess) return st;
+    c = p.d;
   }
 
   KernelArgs args{};
@@ -80,20 +136,70 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
   args.sfb_rows = kSfbPerRow ? p.n : (p.n + 127) / 128;
   args.d = p.d;
   args.ldd = p.ldd;
-  args.c = p.c;
-  args.ldc = p.ldc;
-  args.d_f32 = p.d_dtype == OutDtype::kFloat ? 1 : 0;
+  args.c = c;
+  args.ldc = c == p.c ? p.ldc : p.ldd;
+  args.d_group = grouped_out ? p.d_group : 0;
+  args.c_group = grouped_out ? (c == p.c ? p.c_group : p.d_group) : 0;
+  args.d_f32 = f32 ? 1 : 0;
   args.tma_out = tma_out ? 1 : 0;
-  const uintptr_t pair_bytes = p.d_dtype == OutDtype::kFloat ? 8 : 4;
-  args.paired_access = p.ldd % 2 == 0 && (p.c == nullptr || p.ldc % 2 == 0) &&
-                       reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
-                       reinterpret_cast<uintptr_t>(p.c) % pair_bytes == 0;
+  args.out_add = tma_out && c != nullptr ? 1 : 0;
+  args.clip_rows = p.layout == GemmLayout::kDense || batched || k_grouped || batch_sum ? 1 : 0;
+  const uintptr_t pair_bytes = f32 ? 8 : 4;
+  args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&
+                       args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
+                       reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));
   launch.blockDim = dim3(T::kThreads);
   launch.dynamicSmemBytes = T::kSmemBytes;
   launch.stream = stream;
+  if constexpr (kSfbPerRow && !kBf16) {
+    if (k_grouped) {
+      // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
+      auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
+      static const cudaError_t grouped_attr =
+          cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+      if (grouped_attr != cudaSuccess) return grouped_attr;
+      KGroupTable table{};
+      const auto* a_bytes = static_cast<const uint8_t*>(p.a);
+      const auto* b_bytes = static_cast<const uint8_t*>(p.b);
+      const int64_t tiles_per_group = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
+      for (int g = 0; g <= p.groups; ++g) {
+        const bool flush = table.count == kMaxKGroups || (g == p.groups && table.count > 0);
+        if (flush) {
+          launch.gridDim = dim3(static_cast<unsigned>(
+              std::max<int64_t>(1, std::min<int64_t>(cfg.num_ctas, tiles_per_group * table.count))));
+          const cudaError_t st = cudaLaunchKernelEx(&launch, grouped_kernel, table, tm_d, args);
+          if (st != cudaSuccess) return st;
+          table.count = 0;
+        }
+        if (g == p.groups) break;
+        const int k = p.group_k[g];
+        if (k == 0) continue;
+        const int i = table.count++;
+        if (!make_map_3d(&table.a[i], ab, 1, a_bytes + p.a_offsets[g], k, p.m, 1, k, static_cast<int64_t>(k) * p.m,
+                         T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) ||
+            !make_map_3d(&table.b[i], ab, 1, b_bytes + p.b_offsets[g], k, p.n, 1, k, static_cast<int64_t>(k) * p.n,
+                         T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
+          return cudaErrorInvalidValue;
+        }
+        table.group[i] = g;
+        table.k_blocks[i] = (k + T::kBlockKValues - 1) / T::kBlockKValues;
+        table.sf_block0[i] = p.sf_block0[g];
+      }
+      return cudaSuccess;
+    }
+  }
+  if constexpr (kBf16) {
+    if (batch_sum) {
+      auto* sum_kernel = &sm90_bf16_bmn_bnk_mn_gemm_impl<kBlockM, kBlockN>;
+      static const cudaError_t sum_attr =
+          cudaFuncSetAttribute(sum_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+      if (sum_attr != cudaSuccess) return sum_attr;
+      return cudaLaunchKernelEx(&launch, sum_kernel, tm_a, tm_b, tm_d, args);
+    }
+  }
   return cudaLaunchKernelEx(&launch, kernel, tm_a, tm_b, tm_d, args);
 }
 

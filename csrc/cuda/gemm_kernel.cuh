@@ -1,12 +1,14 @@
 #pragma once
-// The sm90a GEMM kernel, block-scaled FP8 or BF16, dense and M-grouped (see gemm.h).
+// The sm90a GEMM kernel, block-scaled FP8 or BF16: dense, M-grouped, batched, K-grouped and
+// batch-summed problems (see gemm.h).
 // Over 400 lines: the producer, the consumers and the epilogue share one pipeline protocol
 // (stage layout, barriers, stage descriptions) and read best together.
 //
 // Note [FP8 GEMM kernel design]
 // - Persistent: a grid of at most num_sms CTAs walks the output tiles (BLOCK_M x BLOCK_N);
 //   dense and contiguous problems in bands of `swizzle` N-tiles, so concurrent CTAs share
-//   operand rows in L2; masked problems group by group.
+//   operand rows in L2; masked problems group by group; batched and K-grouped ones group
+//   after group, each group's tiles in bands.
 // - Warp-specialised: the last warpgroup produces (its first warp), the others
 //   (BLOCK_M / 64 of them, 64 rows each) consume.  Registers move from the producer to
 //   the consumers with setmaxnreg.
@@ -14,7 +16,11 @@
 //   range of the tile's rows (one item for a dense or masked tile; one per run of equal
 //   group ids in a contiguous layout; rows of no group are skipped, and padding rows that
 //   must come out zero get an item of their own).  Group sizes are read on the device from
-//   masked_m, the per-row ids or the psum ends, so nothing waits for the host.
+//   masked_m, the per-row ids or the psum ends, so nothing waits for the host.  K-grouped
+//   problems take a table of per-group operand maps (A_g, B_g each with its own row stride
+//   k_g), K block counts and scale offsets as a kernel parameter, built on the host from
+//   the host-side sizes; empty groups are left out of it.  Batched problems use 3-D maps
+//   (the group is the outer coordinate); a batch-summed item walks K through every group.
 // - Per 128-wide K block of an item the producer waits for a free stage, writes the item's
 //   description into the stage, issues the TMA loads of the A and B tiles (128-byte
 //   swizzle; rows or columns past the matrix read as zero) and 4-byte cp.async copies of
@@ -24,10 +30,16 @@
 //   scratch accumulator, wait, release the stage, then fold the scratch into the float32
 //   accumulator scaled by SFA[row] * SFB[col block]: the scales are applied once per K
 //   block, in float32.  On an item's last K block they write its rows.
-// - Epilogue: 64-row slabs of bf16 without C wholly inside the item go through shared
-//   memory (64-byte swizzle, conflict free) and a TMA store; anything else (float32, C,
-//   partial slabs) is written from registers with bounds checks (C is read before D is
-//   written, so C may be D).
+// - Epilogue: 64-row slabs go through shared memory (64-byte swizzle, conflict free) and
+//   a TMA store when the item owns them (whole slabs, or any slab of a problem whose tiles
+//   end at the matrix or group boundary, which the 3-D output map clips).  bf16 without C
+//   is stored.  float32 is staged in two halves of the tile's columns, 16-column boxes,
+//   and either stored (no C) or reduce-added by the TMA unit onto D when C is D (the
+//   launcher first copies a separate C into D): D's old value plus the float32 tile,
+//   rounded once, which is C + A B^T exactly as the register path adds it, and each
+//   element is touched by one reduction, so the result is deterministic.  Anything else
+//   (bf16 with C, partial slabs of contiguous layouts, tiles with BLOCK_N % 32 != 0) is
+//   written from registers with bounds checks (C is read before D is written).
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -45,7 +57,7 @@ namespace deep_gemm::cuda::gemm_detail {
 constexpr int kBlockK = 128;  // bytes of K per stage row: 128 FP8 or 64 BF16 values
 constexpr int kSmemLimit = 232448;  // dynamic shared memory per block on sm90
 
-enum Kind : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3 };
+enum Kind : int { kDense = 0, kRowIds = 1, kPsum = 2, kMasked = 3, kBatched = 4, kKGrouped = 5, kBatchSum = 6 };
 
 struct KernelArgs {
   int kind;
@@ -66,9 +78,23 @@ struct KernelArgs {
   int64_t ldd;
   const void* c;
   int64_t ldc;
+  int64_t d_group, c_group;  // batched / K-grouped: D's and C's group strides (elements)
   int d_f32;
   int tma_out;
+  int out_add;  // the TMA path reduce-adds the float32 tile onto D (C is D)
+  int clip_rows;  // items end at the output map's row boundary: partial slabs may use the TMA path
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
+};
+
+// K-grouped problems: one entry per non-empty group, passed as a kernel parameter.
+constexpr int kMaxKGroups = 64;
+struct KGroupTable {
+  CUtensorMap a[kMaxKGroups];  // A_g [m, k_g], B_g [n, k_g]: 3-D maps with one group
+  CUtensorMap b[kMaxKGroups];
+  int group[kMaxKGroups];  // D's group
+  int k_blocks[kMaxKGroups];
+  int sf_block0[kMaxKGroups];  // first scale column
+  int count;
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -78,6 +104,9 @@ struct StageInfo {
   int n0;
   int rows;  // item rows within the tile: [rows & 0xFFFF, rows >> 16)
   int flags;
+  int k_blocks;  // stages of the item
+  int z;  // D's group (the 3-D output map's outer coordinate)
+  int pad[2];
 };
 constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K blocks), the end of work
 
@@ -96,10 +125,21 @@ struct Traits {
   static constexpr int kOutBytes = kOutViaSmem ? kBlockM * kBlockN * 2 : 0;
   static constexpr int kStageBytes =
       kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
-  static constexpr int kFitStages = (kSmemLimit - 1024 - kOutBytes) / kStageBytes;
+  static constexpr int kHeldBytes = 256;  // each consumer warp's copy of its item's StageInfo
+  static constexpr int kFitStages = (kSmemLimit - 1024 - kHeldBytes - kOutBytes) / kStageBytes;
   static constexpr int kStages = kFitStages < 16 ? kFitStages : 16;
   static_assert(kStages >= 2, "tile too large for shared memory");
-  static constexpr int kSmemBytes = 1024 + kStages * kStageBytes + kOutBytes;
+  static constexpr int kSmemBytes = 1024 + kHeldBytes + kStages * kStageBytes + kOutBytes;
+  // Region offsets from the 1024-aligned base: A and B tiles, the output buffer, SFA, SFB,
+  // stage descriptions, full and empty barriers, the consumer warps' held descriptions.
+  static constexpr int kOffB = kStages * kABytes;
+  static constexpr int kOffOut = kOffB + kStages * kBBytes;
+  static constexpr int kOffSfa = kOffOut + kOutBytes;
+  static constexpr int kOffSfb = kOffSfa + kStages * kBlockM * 4;
+  static constexpr int kOffInfo = kOffSfb + kStages * kSfbFloats * 4;
+  static constexpr int kOffFull = kOffInfo + kStages * static_cast<int>(sizeof(StageInfo));
+  static constexpr int kOffEmpty = kOffFull + kStages * 8;
+  static constexpr int kOffHeld = kOffEmpty + kStages * 8;
   // The CTA's register pool is fixed at launch (168 per thread for 384 threads, the
   // compiler's count for 256): 40 x 128 + 232 x 256 fits 168 x 384 exactly.  Asking for
   // more than the pool holds would block setmaxnreg.inc forever.
@@ -114,23 +154,53 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 
 __device__ __forceinline__ int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
+// 3-D TMA transfers: coordinates innermost first.
+__device__ __forceinline__ void tma_load_3d(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0, int32_t c1,
+                                            int32_t c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::
+          "r"(sm90::smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(sm90::smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
+                                             int32_t c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(sm90::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+// Element-wise D += box (float32 add, round to nearest), performed by the TMA unit.
+__device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
+                                                  int32_t c2) {
+  asm volatile("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(sm90::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const CUtensorMap* tm_a;
   const CUtensorMap* tm_b;
+  const KGroupTable* table;  // K-grouped problems only
   const KernelArgs& args;
-  uint8_t* smem_a;
-  uint8_t* smem_b;
-  float* smem_sfa;
-  float* smem_sfb;
-  StageInfo* info;
-  uint64_t* full;
-  uint64_t* empty;
+  uint8_t* smem;  // the aligned base: every region lies at a fixed offset (Traits)
   int lane;
   int stage = 0;
   uint32_t phase = 0;
+
+  __device__ __forceinline__ uint8_t* smem_a() const { return smem; }
+  __device__ __forceinline__ uint8_t* smem_b() const { return smem + T::kOffB; }
+  __device__ __forceinline__ float* smem_sfa() const { return reinterpret_cast<float*>(smem + T::kOffSfa); }
+  __device__ __forceinline__ float* smem_sfb() const { return reinterpret_cast<float*>(smem + T::kOffSfb); }
+  __device__ __forceinline__ StageInfo* info() const { return reinterpret_cast<StageInfo*>(smem + T::kOffInfo); }
+  __device__ __forceinline__ uint64_t* full() const { return reinterpret_cast<uint64_t*>(smem + T::kOffFull); }
+  __device__ __forceinline__ uint64_t* empty() const { return reinterpret_cast<uint64_t*>(smem + T::kOffEmpty); }
 
   __device__ __forceinline__ void next_stage() {
     if (++stage == T::kStages) {
@@ -141,55 +211,71 @@ struct Producer {
 
   // Claims the next stage and publishes its description (a release by lane 0's arrive).
   __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes) {
-    sm90::mbar_wait(&empty[stage], phase ^ 1);
+    sm90::mbar_wait(&empty()[stage], phase ^ 1);
     if (lane == 0) {
-      info[stage] = s;
-      sm90::mbar_arrive_expect_tx(&full[stage], tx_bytes);
+      info()[stage] = s;
+      sm90::mbar_arrive_expect_tx(&full()[stage], tx_bytes);
     }
   }
 
   __device__ __forceinline__ void close_stage() {
-    sm90::cp_async_arrive_noinc(&full[stage]);
+    sm90::cp_async_arrive_noinc(&full()[stage]);
     next_stage();
   }
 
-  // One item: rows [r_lo, r_hi) of the tile whose first row is `a_row0` in A's 2-D view (and
-  // `d_row0` in D's), columns from n0, against group g's B.
+  // One item of a dense, contiguous or masked problem: rows [r_lo, r_hi) of the tile whose
+  // first row is `a_row0` in A's 2-D view (and `d_row0` in D's), columns from n0, against
+  // group g's B.
   __device__ void item(int a_row0, int d_row0, int n0, int g, int r_lo, int r_hi) {
-    const int rows = r_lo | (r_hi << 16);
     const float* sfa = args.sfa + static_cast<int64_t>(args.kind == kMasked ? g : 0) * args.sfa_group;
     const int sfa_row0 = args.kind == kMasked ? a_row0 - g * args.m : a_row0;
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
-    const int b_row0 = g * args.n + n0;
+    load(tm_a, tm_b, a_row0, g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa, sfa_row0, sfb, 0);
+  }
+
+  // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
+  // b_row0 at outer coordinate z_ab (a batch-summed item moves to the next group every
+  // num_k_blocks blocks), scales from column sf_kb0 on; D's rows from d_row0 of group d_z.
+  __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
+                       int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
+                       const float* sfb, int sf_kb0) {
+    const int rows = r_lo | (r_hi << 16);
     const int sfb_row0 = kSfbPerRow ? n0 : n0 / 128;
-    for (int kb = 0; kb < args.num_k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, 0}, T::kABytes + T::kBBytes);
+    int kk = 0;  // K block within the current group
+#pragma unroll 1
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes);
       if (lane == 0) {
-        sm90::tma_load_2d(tm_a, &full[stage], smem_a + stage * T::kABytes, kb * T::kBlockKValues, a_row0);
-        sm90::tma_load_2d(tm_b, &full[stage], smem_b + stage * T::kBBytes, kb * T::kBlockKValues, b_row0);
+        tma_load_3d(ma, &full()[stage], smem_a() + stage * T::kABytes, kk * T::kBlockKValues, a_row0, z_ab);
+        tma_load_3d(mb, &full()[stage], smem_b() + stage * T::kBBytes, kk * T::kBlockKValues, b_row0, z_ab);
+      }
+      if (++kk == args.num_k_blocks && args.kind == kBatchSum) {
+        kk = 0;
+        ++z_ab;
       }
       if constexpr (kBf16) {
         close_stage();
         continue;
       }
-      float* sfa_dst = smem_sfa + stage * kBlockM;
+      const int64_t sf_k = static_cast<int64_t>(sf_kb0 + kb);
+      float* sfa_dst = smem_sfa() + stage * kBlockM;
 #pragma unroll
       for (int i = lane; i < kBlockM; i += 32) {
         const bool ok = i >= r_lo && i < r_hi;
-        sm90::cp_async_4(sfa_dst + i, sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + kb * args.sfa_k,
-                         ok);
+        sm90::cp_async_4(sfa_dst + i,
+                         sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + sf_k * args.sfa_k, ok);
       }
-      float* sfb_dst = smem_sfb + stage * T::kSfbFloats;
+      float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
       if constexpr (kSfbPerRow) {
 #pragma unroll
         for (int i = lane; i < kBlockN; i += 32) {
           const bool ok = n0 + i < args.n;
           sm90::cp_async_4(sfb_dst + i,
-                           sfb + static_cast<int64_t>(ok ? sfb_row0 + i : 0) * args.sfb_mn + kb * args.sfb_k, ok);
+                           sfb + static_cast<int64_t>(ok ? sfb_row0 + i : 0) * args.sfb_mn + sf_k * args.sfb_k, ok);
         }
       } else if (lane < 2) {
         const int row = min(sfb_row0 + lane, args.sfb_rows - 1);
-        sm90::cp_async_4(sfb_dst + lane, sfb + static_cast<int64_t>(row) * args.sfb_mn + kb * args.sfb_k, true);
+        sm90::cp_async_4(sfb_dst + lane, sfb + static_cast<int64_t>(row) * args.sfb_mn + sf_k * args.sfb_k, true);
       }
       close_stage();
     }
@@ -197,12 +283,12 @@ struct Producer {
 
   // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (psum padding).
   __device__ void zero_item(int d_row0, int n0, int r_lo, int r_hi) {
-    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero}, 0);
+    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, {0, 0}}, 0);
     close_stage();
   }
 
   __device__ void finish() {
-    open_stage(StageInfo{0, 0, 0, kEnd}, 0);
+    open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, {0, 0}}, 0);
     close_stage();
   }
 
@@ -212,6 +298,8 @@ struct Producer {
     const int valid = min(kBlockM, args.m - m0);
     if (args.kind == kDense) {
       item(m0, m0, n0, 0, 0, valid);
+    } else if (args.kind == kBatchSum) {
+      load(tm_a, tm_b, m0, n0, 0, m0, 0, n0, 0, valid, args.groups * args.num_k_blocks, args.sfa, m0, args.sfb, 0);
     } else if (args.kind == kRowIds) {
       row_id_runs(m0, n0, valid);
     } else {
@@ -280,8 +368,40 @@ struct Producer {
     }
   }
 
+  // Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
+  __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const {
+    const int band = args.swizzle * args.m_blocks;
+    const int group = r / band;
+    const int rest = r - group * band;
+    const int first = group * args.swizzle;
+    const int width = min(args.swizzle, args.n_blocks - first);
+    m_blk = rest / width;
+    n_blk = first + (rest - m_blk * width);
+  }
+
   __device__ void run(int cta, int num_ctas) {
-    if (args.kind == kMasked) {
+    if (args.kind == kBatched || args.kind == kKGrouped) {
+      const int per_group = args.m_blocks * args.n_blocks;
+      // (The K-grouped kernel alone passes a table: the other kernels drop this path.)
+      const int count = table != nullptr ? table->count : args.groups;
+      const int units = count * per_group;
+#pragma unroll 1
+      for (int t = cta; t < units; t += num_ctas) {
+        const int gi = t / per_group;
+        int m_blk = 0, n_blk = 0;
+        tile_of(t - gi * per_group, m_blk, n_blk);
+        const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
+        const int valid = min(kBlockM, args.m - m0);
+        if (table != nullptr) {
+          load(&table->a[gi], &table->b[gi], m0, n0, 0, m0, table->group[gi], n0, 0, valid, table->k_blocks[gi],
+               args.sfa, m0, args.sfb, table->sf_block0[gi]);
+        } else {
+          load(tm_a, tm_b, m0, n0, gi, m0, gi, n0, 0, valid, args.num_k_blocks,
+               args.sfa + static_cast<int64_t>(gi) * args.sfa_group, m0,
+               args.sfb + static_cast<int64_t>(gi) * args.sfb_group, 0);
+        }
+      }
+    } else if (args.kind == kMasked) {
       // Tiles of group g: ceil(masked_m[g] / BLOCK_M) x n_blocks, groups in order.
       int g = 0, first = 0, count = 0;
       if (args.groups > 0) count = (min(args.layout[0], args.m) + kBlockM - 1) / kBlockM * args.n_blocks;
@@ -303,13 +423,9 @@ struct Producer {
       const int units = args.m_blocks * args.n_blocks;
 #pragma unroll 1
       for (int t = cta; t < units; t += num_ctas) {
-        const int band = args.swizzle * args.m_blocks;
-        const int group = t / band;
-        const int r = t - group * band;
-        const int first = group * args.swizzle;
-        const int width = min(args.swizzle, args.n_blocks - first);
-        const int m_blk = r / width;
-        flat_tile(m_blk, first + (r - m_blk * width));
+        int m_blk = 0, n_blk = 0;
+        tile_of(t, m_blk, n_blk);
+        flat_tile(m_blk, n_blk);
       }
     }
     finish();
@@ -318,7 +434,7 @@ struct Producer {
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
-                                          const KernelArgs& args) {
+                                          const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
@@ -333,6 +449,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   StageInfo* info = reinterpret_cast<StageInfo*>(smem_sfb + kStages * T::kSfbFloats);
   uint64_t* full = reinterpret_cast<uint64_t*>(info + kStages);
   uint64_t* empty = full + kStages;
+  StageInfo* held_info = reinterpret_cast<StageInfo*>(empty + kStages);
 
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -355,8 +472,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
-      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16> producer{&tm_a,    &tm_b, args, smem_a, smem_b, smem_sfa,
-                                                             smem_sfb, info,  full, empty,  lane};
+      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16> producer{&tm_a, &tm_b, table, args, smem, lane};
       producer.run(blockIdx.x, gridDim.x);
     }
     return;
@@ -377,7 +493,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   for (;;) {
     // An item's first stage says what it is; a K item then spans num_k_blocks stages.
     p::mbar_wait(&full[stage], phase);
-    const StageInfo si = info[stage];
+    // The item's description is kept in this warp's shared slot rather than in registers
+    // (the accumulators need them): its fields are read where they are used.
+    StageInfo* held = held_info + warp;
+    __syncwarp();  // every lane is done with the previous item's copy
+    if (lane == 0) *held = info[stage];
+    __syncwarp();
+    const StageInfo& si = *held;
     if (si.flags & kEnd) break;
     const int r_lo = si.rows & 0xFFFF, r_hi = si.rows >> 16;
     const int n0 = si.n0;
@@ -386,7 +508,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
 
-    const int k_blocks = (si.flags & kZero) ? 0 : args.num_k_blocks;
+    const int k_blocks = (si.flags & kZero) ? 0 : si.k_blocks;
     if (k_blocks == 0) {
       __syncwarp();
       if (lane == 0) p::mbar_arrive(&empty[stage]);
@@ -497,31 +619,72 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 
     // ---------------------------------------------------------------- epilogue
     const int slab = warpgroup * 64;
-    const bool whole_slab = r_lo <= slab && slab + 64 <= r_hi && !(si.flags & kZero);
-    if (T::kOutViaSmem && args.tma_out && whole_slab) {
-      if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
-      p::named_barrier_sync(1 + warpgroup, 128);
+    // The slab goes out through the TMA unit when the item owns all its rows in D: a whole
+    // slab, or (clip_rows) any non-empty slab, the map clipping rows past the item's end.
+    const bool own_slab = args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
+    if (T::kOutViaSmem && args.tma_out && own_slab && !(si.flags & kZero)) {
       uint8_t* out = smem_out + warpgroup * 64 * kBlockN * 2;
+      const int row0 = si.d_row0 + slab;
+      if (!args.d_f32) {
+        if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+        p::named_barrier_sync(1 + warpgroup, 128);
 #pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-        const int chunk = j / 4, unit16 = j % 4;
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const int chunk = j / 4, unit16 = j % 4;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = wg_warp * 16 + lane / 4 + 8 * h;
-          const uint32_t v = pack_bf16x2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-          const int offset = chunk * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 4) * 4;
-          *reinterpret_cast<uint32_t*>(out + offset) = v;
+          for (int h = 0; h < 2; ++h) {
+            const int r = wg_warp * 16 + lane / 4 + 8 * h;
+            const uint32_t v = pack_bf16x2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+            const int offset = chunk * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 4) * 4;
+            *reinterpret_cast<uint32_t*>(out + offset) = v;
+          }
         }
+        p::fence_async_shared();
+        p::named_barrier_sync(1 + warpgroup, 128);
+        if (wg_thread == 0) {
+#pragma unroll
+          for (int q = 0; q < kBlockN / 32; ++q) {
+            if (n0 + q * 32 < args.n) tma_store_3d(&tm_d, out + q * 4096, n0 + q * 32, row0, si.z);
+          }
+          p::tma_store_commit();
+          stores_pending = true;
+        }
+        continue;
       }
-      p::fence_async_shared();
-      p::named_barrier_sync(1 + warpgroup, 128);
-      if (wg_thread == 0) {
+      // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns
+      // (64-byte rows, 64-byte swizzle); two rounds.
+      constexpr int kHalfJ = kBlockN / 16;  // 8-column groups per half
 #pragma unroll
-        for (int q = 0; q < kBlockN / 32; ++q) {
-          if (n0 + q * 32 < args.n) p::tma_store_2d(&tm_d, out + q * 4096, n0 + q * 32, si.d_row0 + slab);
+      for (int half = 0; half < 2; ++half) {
+        if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+        p::named_barrier_sync(1 + warpgroup, 128);
+#pragma unroll
+        for (int jj = 0; jj < kHalfJ; ++jj) {
+          const int j = half * kHalfJ + jj;
+          const int box = jj / 2, unit16 = 2 * (jj % 2) + (lane % 4) / 2;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = wg_warp * 16 + lane / 4 + 8 * h;
+            const int offset = box * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 2) * 8;
+            *reinterpret_cast<float2*>(out + offset) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          }
         }
-        p::tma_store_commit();
-        stores_pending = true;
+        p::fence_async_shared();
+        p::named_barrier_sync(1 + warpgroup, 128);
+        if (wg_thread == 0) {
+#pragma unroll
+          for (int q = 0; q < kBlockN / 32; ++q) {
+            const int col = n0 + half * (kBlockN / 2) + q * 16;
+            if (col >= args.n) continue;
+            if (args.out_add) {
+              tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, si.z);
+            } else {
+              tma_store_3d(&tm_d, out + q * 4096, col, row0, si.z);
+            }
+          }
+          p::tma_store_commit();
+          stores_pending = true;
+        }
       }
       continue;
     }
@@ -536,7 +699,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           const int col = n0 + 8 * j + col_in_group;
           if (r < r_lo || r >= r_hi || col >= args.n) continue;
           const bool pair = col + 1 < args.n;
-          const int64_t ci = static_cast<int64_t>(si.d_row0 + r) * args.ldc + col;
+          const int64_t ci = si.z * args.c_group + static_cast<int64_t>(si.d_row0 + r) * args.ldc + col;
           float c0 = 0.0f, c1 = 0.0f;
           if (args.d_f32) {
             const float* c = static_cast<const float*>(args.c);
@@ -573,7 +736,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (r < r_lo || r >= r_hi || col >= args.n) continue;
         const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
         const bool pair = col + 1 < args.n;
-        const int64_t di = static_cast<int64_t>(si.d_row0 + r) * args.ldd + col;
+        const int64_t di = si.z * args.d_group + static_cast<int64_t>(si.d_row0 + r) * args.ldd + col;
         if (args.d_f32) {
           float* d = static_cast<float*>(args.d);
           if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
@@ -597,19 +760,35 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   if (stores_pending) p::tma_store_wait_all();
 }
 
-// Two kernel names, so that profiles tell the families apart (`fp8_gemm`, `bf16_gemm`).
+// Kernel names, so that profiles tell the families apart (`fp8_gemm`, `bf16_gemm`, ...).
 template <int kBlockM, int kBlockN, bool kSfbPerRow>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::kThreads, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                          const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, args);
+  gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThreads, 1)
+    sm90_fp8_k_grouped_gemm_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
+                                   const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, args);
+  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// BF16 D = C + sum_g A[g] B[g]^T (the einsum 'bmk,bnk->mn'), one accumulation over every K.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_bmn_bnk_mn_gemm_impl(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                                   const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 }  // namespace deep_gemm::cuda::gemm_detail

@@ -1,0 +1,169 @@
+"""K-grouped FP8 GEMMs, the einsum forms and the float32 D += C path on the GPU (the native
+sm90a kernel's K-grouped, batched and batch-summed schedules and its TMA float32 epilogue).
+
+Against float64 references built from the definitions on fresh random inputs: K-grouped
+with ragged sizes (empty groups, one group), C separate and C = D, 20-call determinism and
+CUDA-graph replay with the data changed in place; einsum 'bhr,hdr->bhd' (bf16 and FP8, B a
+strided slice, A and D strided views), 'bmk,bnk->mn' (float32 in place, float32 with a
+separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  Skipped without a GPU.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import deep_gemm
+from deep_gemm.testing import calc_diff
+from deep_gemm.utils import per_token_cast_to_fp8
+
+pytestmark = pytest.mark.gpu
+
+
+def _fp8(shape: tuple[int, ...]) -> torch.Tensor:
+    return (torch.randn(shape, device="cuda") * 2).to(torch.float8_e4m3fn)
+
+
+def _k_grouped(ks: list[int], m: int, n: int):
+    """Flat K-major operands of the groups, per-row scales, and a float64 product per group."""
+    blocks = [(k + 127) // 128 for k in ks]
+    a, b = _fp8((sum(ks) * m,)), _fp8((sum(ks) * n,))
+    sfa = torch.rand(m, sum(blocks), device="cuda") + 0.5
+    sfb = torch.rand(n, sum(blocks), device="cuda") + 0.5
+    products = []
+    for g, k in enumerate(ks):
+        start, b0 = sum(ks[:g]), sum(blocks[:g])
+        if k == 0:
+            products.append(torch.zeros(m, n, dtype=torch.float64, device="cuda"))
+            continue
+        ea = sfa[:, b0 : b0 + blocks[g]].double().repeat_interleave(128, 1)[:, :k]
+        eb = sfb[:, b0 : b0 + blocks[g]].double().repeat_interleave(128, 1)[:, :k]
+        a_g = a[start * m : (start + k) * m].view(m, k).double() * ea
+        b_g = b[start * n : (start + k) * n].view(n, k).double() * eb
+        products.append(a_g @ b_g.t())
+    return a, sfa, b, sfb, torch.stack(products)
+
+
+@pytest.mark.parametrize(
+    "ks,m,n",
+    [([256, 0, 384, 128], 256, 384), ([512], 200, 130), ([0, 0, 128], 128, 256), ([1024, 640, 0, 256, 896], 384, 512)],
+    ids=str,
+)
+@pytest.mark.parametrize("in_place", [True, False], ids=["c_is_d", "c_separate"])
+def test_k_grouped_fp8_nt(ks: list[int], m: int, n: int, in_place: bool) -> None:
+    a, sfa, b, sfb, product = _k_grouped(ks, m, n)
+    c = torch.randn(len(ks), m, n, device="cuda")
+    c0 = c.clone()
+    d = c if in_place else torch.full_like(c, float("nan"))
+    layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
+    deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+    ref = c0.double() + product
+    for g, k in enumerate(ks):
+        if k == 0:
+            assert torch.equal(d[g], c0[g]), "an empty group must come out as C"
+        else:
+            assert calc_diff(d[g], ref[g]) < 1e-5
+    if not in_place:
+        assert torch.equal(c, c0), "a separate c was modified"
+
+
+def test_k_grouped_deterministic_and_graph_replay() -> None:
+    ks, m, n = [384, 0, 256, 512], 256, 320
+    a, sfa, b, sfb, _ = _k_grouped(ks, m, n)
+    c = torch.randn(len(ks), m, n, device="cuda")
+    layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
+    d = torch.empty_like(c)
+    results = []
+    for _ in range(20):
+        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+        results.append(d.clone())
+    assert all(torch.equal(r, results[0]) for r in results)
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+    a2, sfa2, b2, sfb2, product2 = _k_grouped(ks, m, n)
+    a.copy_(a2)
+    b.copy_(b2)
+    sfa.copy_(sfa2)
+    sfb.copy_(sfb2)
+    c.copy_(torch.randn_like(c))
+    d.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = c.double() + product2
+    for g in range(len(ks)):
+        assert calc_diff(d[g], ref[g]) < 1e-5
+
+
+@pytest.mark.parametrize("nb,h,r,dd", [(5, 3, 128, 64), (200, 16, 512, 128), (300, 8, 384, 200)], ids=str)
+def test_einsum_bhr_hdr_bhd_bf16(nb: int, h: int, r: int, dd: int) -> None:
+    x = torch.randn(nb, h, r + 64, device="cuda").bfloat16()[:, :, :r]  # strided A
+    y = torch.randn(h, dd + 72, r, device="cuda").bfloat16()[:, :dd, :]  # strided B
+    full = torch.full((nb, h + 2, dd + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = full[:, 1 : h + 1, :dd]  # strided D: what is outside must stay NaN
+    deep_gemm.einsum("bhr,hdr->bhd", x, y, out)
+    ref = torch.einsum("bhr,hdr->bhd", x.double(), y.double())
+    assert calc_diff(out, ref) < 1e-5
+    assert torch.isnan(full[:, 0].float()).all() and torch.isnan(full[:, h + 1].float()).all()
+    assert torch.isnan(full[:, :, dd:].float()).all()
+
+
+@pytest.mark.parametrize("gran_n", [128, 1])
+@pytest.mark.parametrize("nb,h,r,dd", [(7, 4, 256, 128), (160, 8, 512, 320)], ids=str)
+def test_fp8_einsum_bhr_hdr_bhd(nb: int, h: int, r: int, dd: int, gran_n: int) -> None:
+    x = torch.randn(nb, h, r, device="cuda")
+    xq, sx = per_token_cast_to_fp8(x.view(nb * h, r), use_ue8m0=False)
+    xq, sx = xq.view(nb, h, r), sx.view(nb, h, -1)
+    yq = _fp8((h, dd + 64, r))[:, :dd, :]  # strided B
+    sy = torch.rand(h, (dd + gran_n - 1) // gran_n, r // 128, device="cuda") + 0.5
+    out = torch.empty(nb, h, dd, device="cuda", dtype=torch.bfloat16)
+    deep_gemm.fp8_einsum("bhr,hdr->bhd", (xq, sx), (yq, sy), out, recipe=(1, gran_n, 128))
+    x64 = xq.double() * sx.double().repeat_interleave(128, 2)
+    y64 = yq.double() * sy.double().repeat_interleave(gran_n, 1)[:, :dd].repeat_interleave(128, 2)
+    assert calc_diff(out, torch.einsum("bhr,hdr->bhd", x64, y64)) < 1e-4
+
+
+@pytest.mark.parametrize("s,m,n,k", [(3, 64, 96, 128), (8, 257, 384, 192), (16, 1024, 512, 256)], ids=str)
+@pytest.mark.parametrize("mode", ["f32_in_place", "f32_separate", "bf16"])
+def test_einsum_bmk_bnk_mn(s: int, m: int, n: int, k: int, mode: str) -> None:
+    a = torch.randn(s, m, k, device="cuda").bfloat16()
+    b = torch.randn(s, n, k, device="cuda").bfloat16()
+    product = torch.einsum("bmk,bnk->mn", a.double(), b.double())
+    if mode == "bf16":
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.einsum("bmk,bnk->mn", a, b, d)
+        assert calc_diff(d, product) < 1e-5
+        return
+    c = torch.randn(m, n, device="cuda")
+    c0 = c.clone()
+    d = c if mode == "f32_in_place" else torch.full_like(c, float("nan"))
+    deep_gemm.einsum("bmk,bnk->mn", a, b, d, c)
+    assert calc_diff(d, c0.double() + product) < 1e-7
+    if mode == "f32_separate":
+        assert torch.equal(c, c0)
+
+
+@pytest.mark.parametrize("m,n,k", [(512, 256, 512), (300, 200, 384), (1024, 1536, 256)], ids=str)
+@pytest.mark.parametrize("in_place", [True, False], ids=["c_is_d", "c_separate"])
+def test_dense_fp8_float32_accumulate(m: int, n: int, k: int, in_place: bool) -> None:
+    a, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda"), use_ue8m0=False)
+    b, sfb = per_token_cast_to_fp8(torch.randn(n, k, device="cuda"), use_ue8m0=False)
+    c = torch.randn(m, n, device="cuda")
+    c0 = c.clone()
+    d = c if in_place else torch.full_like(c, float("nan"))
+    deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d, c, recipe=(1, 1, 128))
+    a64 = a.double() * sfa.double().repeat_interleave(128, 1)[:, :k]
+    b64 = b.double() * sfb.double().repeat_interleave(128, 1)[:, :k]
+    assert calc_diff(d, c0.double() + a64 @ b64.t()) < 1e-5
+    if not in_place:
+        assert torch.equal(c, c0)
+    first = d.clone()
+    for _ in range(5):  # bitwise reproducible, C = D and C separate alike
+        if in_place:
+            d.copy_(c0)
+        deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d, d if in_place else c0, recipe=(1, 1, 128))
+        assert torch.equal(d, first)
