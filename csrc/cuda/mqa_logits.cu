@@ -338,7 +338,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <bool kOutBf16>
 __global__ void __launch_bounds__(kCleanThreads) sm90_clean_logits_kernel(const Args args) {
   using T = typename std::conditional<kOutBf16, __nv_bfloat16, float>::type;
-  const T neg_inf = static_cast<T>(-INFINITY);
+  T neg_inf;
+  if constexpr (kOutBf16) {
+    neg_inf = __float2bfloat16(-INFINITY);
+  } else {
+    neg_inf = -INFINITY;
+  }
 #pragma unroll 1
   for (int i = blockIdx.x; i < args.seq; i += gridDim.x) {
     int lo, hi;
