@@ -26,6 +26,7 @@ import deep_gemm
 pytestmark = pytest.mark.gpu
 
 NEG_INF = float("-inf")
+TOL = 2.0**-12  # error bound relative to sum_h |w| sum_d |q kv|
 
 
 @dataclass
@@ -182,8 +183,9 @@ def check(out: torch.Tensor, c: Case) -> None:
     fin = ~(neg | nan)
     g, v, m = got[fin], want[fin], mag[fin]
     assert torch.isfinite(g).all()
-    # FP8 products accumulated in float32 over D, then over heads in float32.
-    bound = 2e-5 * m + 1e-6
+    # FP8 products summed by the tensor cores (whose FP8 accumulation keeps fewer bits than
+    # float32) over D, then over heads in float32: relative to the magnitude of the terms.
+    bound = TOL * m + 1e-6
     if out.dtype == torch.bfloat16:
         bound = bound + 2**-8 * v.abs()
     excess = (g - v).abs() - bound
@@ -400,7 +402,7 @@ def test_extra_memory_is_the_output():
     got = out[rows].double()
     fin = torch.isfinite(want)
     assert torch.equal(got == NEG_INF, want == NEG_INF)
-    assert ((got[fin] - want[fin]).abs() <= 2e-5 * mag[fin] + 1e-6).all()
+    assert ((got[fin] - want[fin]).abs() <= TOL * mag[fin] + 1e-6).all()
 
 
 def test_launches_the_native_kernels_only():
