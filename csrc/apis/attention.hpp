@@ -307,6 +307,15 @@ inline at::Tensor fp8_mqa_logits(const at::Tensor& q, const Pair& kv, const at::
 // get_paged_mqa_logits_metadata
 // ---------------------------------------------------------------------------
 
+}  // namespace deep_gemm::attention
+
+// CUDA builds: the native schedule and FP8 paged logits kernels (sm90a).
+#ifdef DG_WITH_SM90_KERNELS
+#include "apis/paged_mqa_logits_cuda.hpp"
+#endif
+
+namespace deep_gemm::attention {
+
 namespace detail {
 
 inline void check_context_lens(const at::Tensor& context_lens) {
@@ -315,6 +324,20 @@ inline void check_context_lens(const at::Tensor& context_lens) {
                "-D with shape ", context_lens.sizes());
   DG_CHECK_ARG(context_lens.size(1) >= 1, "context_lens", "must have next_n >= 1 columns, got shape ",
                context_lens.sizes());
+}
+
+// Note [Paged MQA reference chunks]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The reference paged logits walk the output in chunks of rows x KV blocks sized so that the
+// largest float32 temporary ([rows, heads, keys] scores or [rows, keys, D] values) holds at most
+// paged_reference_chunk() elements (at least one row and one block): 2^24 by default, or the
+// positive integer in the environment variable DG_PAGED_MQA_REF_CHUNK (read on every call).
+inline int64_t paged_reference_chunk() {
+  if (const char* env = std::getenv("DG_PAGED_MQA_REF_CHUNK")) {
+    const long long value = std::strtoll(env, nullptr, 10);
+    if (value > 0) return static_cast<int64_t>(value);
+  }
+  return int64_t{1} << 24;
 }
 
 inline void check_indices(const std::optional<at::Tensor>& indices, const at::Tensor& context_lens) {
@@ -346,6 +369,9 @@ inline at::Tensor get_paged_mqa_logits_metadata(const at::Tensor& context_lens, 
     DG_CHECK_ARG(block_kv == 32 || block_kv == 64, "block_kv", "must be 32 or 64, got ", block_kv);
     DG_CHECK_ARG(num_sms >= 1, "num_sms", "must be at least 1, got ", num_sms);
     detail::check_indices(indices, context_lens);
+#ifdef DG_WITH_SM90_KERNELS
+    if (at::Tensor native; paged_cuda::metadata(context_lens, block_kv, num_sms, native)) return native;
+#endif
 
     const auto long_opts = context_lens.options().dtype(at::kLong);
     const int64_t groups = context_lens.size(0);
@@ -430,47 +456,74 @@ inline at::Tensor fp8_fp4_paged_mqa_logits(const QueryPair& q, const at::Tensor&
     auto out = detail::strided_logits(rows, rows, cols, row_stride, logits_dtype, q_data.device());
     if (out.numel() == 0) return out;
 
-    // Block ids each row reads: [rows, nb] (-1 where the row has no valid entry).
+#ifdef DG_WITH_SM90_KERNELS
+    if (paged_cuda::logits(q_data, q.second, kv_cache, weights, context_lens, block_table, schedule_meta,
+                           max_context_len, indices, num_sms, out)) {
+      return out;
+    }
+#endif
+
+    // Reference: chunks of rows x blocks, so at most one bounded [rows, heads, keys] (and
+    // [rows, keys, D]) float32 temporary exists at a time (Note [Paged MQA reference chunks]).
     const auto long_opts = q_data.options().dtype(at::kLong);
     const int64_t nb = std::min<int64_t>(ceil_div<int64_t>(cols, block_kv), block_table.size(1));
     const auto sequence =
         indices.has_value() ? indices->to(at::kLong) : at::arange(batch, long_opts).repeat_interleave(next_n);
     const auto sequence_ok = at::logical_and(sequence >= 0, sequence < block_table.size(0));
-    at::Tensor ids = at::full({rows, nb}, -1, long_opts);
-    if (nb > 0 && block_table.size(0) > 0) {
-      const auto picked =
-          block_table.narrow(1, 0, nb).to(at::kLong).index_select(0, at::where(sequence_ok, sequence, 0));
-      ids = at::where(sequence_ok.unsqueeze(1), picked, ids);
-    }
-    const auto block_ok = at::logical_and(ids >= 0, ids < num_blocks);
-
-    // The bytes of every block a row reads, then its values and scales.
-    at::Tensor bytes = at::zeros({rows * nb, block_kv * token_bytes}, kv_cache.options());
-    if (num_blocks > 0 && rows * nb > 0) {
-      const auto per_block =
-          kv_cache.as_strided({num_blocks, block_kv * token_bytes}, {kv_cache.stride(0), 1}, kv_cache.storage_offset());
-      bytes = per_block.index_select(0, at::where(block_ok, ids, 0).flatten());
-    }
-    const auto raw_values = bytes.narrow(1, 0, block_kv * value_bytes).reshape({rows, nb * block_kv, value_bytes});
-    const auto scales = bytes.narrow(1, block_kv * value_bytes, block_kv * 4)
-                            .contiguous()
-                            .view(Q.fp4 ? at::kInt : at::kFloat)  // 4 bytes -> one scale per token
-                            .reshape({rows, nb * block_kv});
-    const auto kv_values = Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(raw_values.view(at::kChar)), scales)
-                                 : raw_values.view(at::kFloat8_e4m3fn).to(at::kFloat) * scales.unsqueeze(-1);
-
+    const auto safe_sequence = at::where(sequence_ok, sequence, 0);
     const auto q_values = detail::dequantize_query(q).reshape({rows, Q.heads, Q.head_dim});
-    auto logits = detail::weighted_relu_logits(q_values, kv_values, weights);  // [rows, nb * block_kv]
-    const float nan = std::numeric_limits<float>::quiet_NaN();
-    logits = at::where(block_ok.repeat_interleave(block_kv, 1), logits, at::full({}, nan, logits.options()));
-    if (nb * block_kv >= cols) {
-      logits = logits.narrow(1, 0, cols);
-    } else {  // the block table ends before max_context_len
-      logits = at::cat({logits, at::full({rows, cols - nb * block_kv}, nan, logits.options())}, 1);
-    }
-    const auto keys = at::arange(cols, long_opts).unsqueeze(0);
     const auto lens = context_lens.reshape({rows, 1}).to(at::kLong);
-    out.copy_(at::where(keys < lens, logits, detail::neg_inf_like(logits)));
+    const auto per_block = num_blocks > 0 ? kv_cache.as_strided({num_blocks, block_kv * token_bytes},
+                                                                {kv_cache.stride(0), 1}, kv_cache.storage_offset())
+                                          : at::Tensor();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const auto nan_value = at::full({}, nan, q_values.options());
+    const auto neg_inf = detail::neg_inf_like(q_values);
+
+    const int64_t width = std::max<int64_t>(Q.heads, Q.head_dim) * block_kv;  // elements per (row, block)
+    const int64_t budget = detail::paged_reference_chunk();
+    const int64_t chunk_blocks = std::clamp<int64_t>(budget / width, 1, std::max<int64_t>(nb, 1));
+    const int64_t chunk_rows = std::clamp<int64_t>(budget / (width * chunk_blocks), 1, rows);
+    for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+      const int64_t rc = std::min(chunk_rows, rows - r0);
+      const auto ok_c = sequence_ok.narrow(0, r0, rc).unsqueeze(1);
+      const auto lens_c = lens.narrow(0, r0, rc);
+      const auto q_c = q_values.narrow(0, r0, rc);
+      const auto w_c = weights.narrow(0, r0, rc);
+      auto out_c = out.narrow(0, r0, rc);
+      for (int64_t k0 = 0; k0 < nb; k0 += chunk_blocks) {
+        const int64_t kc = std::min(chunk_blocks, nb - k0);
+        const int64_t c0 = k0 * block_kv;
+        const int64_t cc = std::min(kc * block_kv, cols - c0);
+        // Block ids [rc, kc] (-1 where the row has no valid entry).
+        at::Tensor ids = at::full({rc, kc}, -1, long_opts);
+        if (block_table.size(0) > 0) {
+          const auto picked =
+              block_table.narrow(1, k0, kc).to(at::kLong).index_select(0, safe_sequence.narrow(0, r0, rc));
+          ids = at::where(ok_c, picked, ids);
+        }
+        const auto block_ok = at::logical_and(ids >= 0, ids < num_blocks);
+        // The bytes of every block the chunk reads, then its values and scales.
+        at::Tensor bytes = at::zeros({rc * kc, block_kv * token_bytes}, kv_cache.options());
+        if (num_blocks > 0) bytes = per_block.index_select(0, at::where(block_ok, ids, 0).flatten());
+        const auto raw_values = bytes.narrow(1, 0, block_kv * value_bytes).reshape({rc, kc * block_kv, value_bytes});
+        const auto scales = bytes.narrow(1, block_kv * value_bytes, block_kv * 4)
+                                .contiguous()
+                                .view(Q.fp4 ? at::kInt : at::kFloat)  // 4 bytes -> one scale per token
+                                .reshape({rc, kc * block_kv});
+        const auto kv_values = Q.fp4 ? detail::scale_gran32(quant::unpack_fp4(raw_values.view(at::kChar)), scales)
+                                     : raw_values.view(at::kFloat8_e4m3fn).to(at::kFloat) * scales.unsqueeze(-1);
+        auto logits = detail::weighted_relu_logits(q_c, kv_values, w_c);  // [rc, kc * block_kv]
+        logits = at::where(block_ok.repeat_interleave(block_kv, 1), logits, nan_value).narrow(1, 0, cc);
+        const auto keys = at::arange(c0, c0 + cc, long_opts).unsqueeze(0);
+        out_c.narrow(1, c0, cc).copy_(at::where(keys < lens_c, logits, neg_inf));
+      }
+      if (nb * block_kv < cols) {  // the block table ends before max_context_len
+        const int64_t c0 = nb * block_kv;
+        const auto keys = at::arange(c0, cols, long_opts).unsqueeze(0);
+        out_c.narrow(1, c0, cols - c0).copy_(at::where(keys < lens_c, nan_value, neg_inf));
+      }
+    }
     return out;
   });
 }
