@@ -196,7 +196,9 @@ std::string gemm_unsupported(const GemmProblem& p) {
     return "masked problems must have groups * m below 2^31";
   }
   if (static_cast<int64_t>(p.n) * p.groups > INT32_MAX) return "groups * n must be below 2^31";
-  if (static_cast<int64_t>(p.m) * p.groups > INT32_MAX) return "groups * m must be below 2^31";
+  if ((p.layout == GemmLayout::kBatched || k_grouped) && static_cast<int64_t>(p.m) * p.groups > INT32_MAX) {
+    return "batched and K-grouped problems must have groups * m below 2^31";
+  }
   return {};
 }
 
