@@ -9,11 +9,17 @@ ours, upstream's figure (the target), upstream/ours, an in-run anchor (torch's r
 device memory of one call next to upstream's.
 
     python benchmarks/gpu_mqa_logits.py [--repeats 20] [--markdown out.md]
+    python benchmarks/gpu_mqa_logits.py --sweep [--markdown sweep.md]
+
+--sweep times every tuning variant of the native kernel (DG_MQA_LOGITS_CONFIG, see docs/gpu.md) on
+the three shapes, each checked on sampled rows first, and prints a config x shape table of µs with
+upstream's figures, so that the best default can be picked.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -59,13 +65,74 @@ def check_rows(out, q, kv, sf, w, ks, ke, rows: int = 8) -> float:
     return worst
 
 
+# The tuning variants of the native kernel (csrc/cuda/mqa_logits.cu, kConfigs).
+CONFIGS = [
+    "default", "default+fuse", "default+lin", "st16", "wsmem", "wg3", "wg4", "n256", "n256+fuse", "n256+lin",
+    "n256s16", "s128", "s128+fuse", "wg4s256", "wg4s256+fuse", "n256s128", "n256s128+fuse",
+]  # fmt: skip
+
+
+def sweep(args, flush) -> None:
+    shapes = list(UPSTREAM)
+    table: dict[str, list[float]] = {c: [] for c in CONFIGS}
+    old = os.environ.get("DG_MQA_LOGITS_CONFIG")
+    try:
+        for s, s_kv, h, d in shapes:
+            q, kv, sf, w, ks, ke = inputs(s, s_kv, h, d)
+
+            def ours(q=q, kv=kv, sf=sf, w=w, ks=ks, ke=ke):
+                return deep_gemm.fp8_fp4_mqa_logits((q, None), (kv, sf), w, ks, ke, clean_logits=True)
+
+            repeats = args.repeats if s * s_kv * h <= 2**33 else max(3, args.repeats // 4)
+            for config in CONFIGS:
+                os.environ["DG_MQA_LOGITS_CONFIG"] = config
+                out = ours()
+                err = check_rows(out, q, kv, sf, w, ks, ke, rows=4)
+                del out
+                assert err < 2**-10, f"{config} {s}x{s_kv}x{h}x{d}: error {err} relative to the term magnitude"
+                t = time_gpu([ours], repeats, flush)[0]
+                table[config].append(t)
+                print(f"{config:10s} {s}x{s_kv}x{h}x{d}: {t:9.1f} us (max rel err {err:.1e})", flush=True)
+            del q, kv, sf, w, ks, ke
+            torch.cuda.empty_cache()
+    finally:
+        if old is None:
+            os.environ.pop("DG_MQA_LOGITS_CONFIG", None)
+        else:
+            os.environ["DG_MQA_LOGITS_CONFIG"] = old
+    names = [f"{s}x{s_kv}x{h}x{d}" for s, s_kv, h, d in shapes]
+    lines = ["| DG_MQA_LOGITS_CONFIG | " + " | ".join(f"{n} µs" for n in names) + " |", "|" + "---|" * (1 + len(names))]
+    ups = [UPSTREAM[sh][0] for sh in shapes]
+    lines.append("| upstream (target) | " + " | ".join("–" if u is None else f"{u:.1f}" for u in ups) + " |")
+    for config in CONFIGS:
+        cells = []
+        for t, u in zip(table[config], ups):
+            cells.append(f"{t:.1f}" + ("" if u is None else f" ({u / t:.3f}×)"))
+        lines.append(f"| {config} | " + " | ".join(cells) + " |")
+    best = [min(CONFIGS, key=lambda c, i=i: table[c][i]) for i in range(len(shapes))]
+    lines += [
+        "",
+        "best per shape: " + ", ".join(f"{n}: {b}" for n, b in zip(names, best)),
+        f"float32 logits, clean_logits=True, ks = 0, ke = i + Skv - S; (×) = upstream/ours. GPU: "
+        f"{torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if args.markdown:
+        Path(args.markdown).write_text(text + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--sweep", action="store_true", help="time every DG_MQA_LOGITS_CONFIG variant")
     args = parser.parse_args()
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    if args.sweep:
+        sweep(args, flush)
+        return
     rows = []
     for idx, (shape, (up_us, up_gib)) in enumerate(UPSTREAM.items()):
         s, s_kv, h, d = shape

@@ -10,6 +10,7 @@
 #include <c10/cuda/CUDAGuard.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "apis/runtime.hpp"
@@ -53,6 +54,14 @@ inline bool ragged(const at::Tensor& q, const at::Tensor& kv, const at::Tensor& 
   p.compressed = compressed;
   const c10::cuda::CUDAGuard guard(out.device());
   p.num_sms = runtime::get_num_sms();
+  // DG_MQA_LOGITS_CONFIG: a tuning override naming a kernel variant (docs/gpu.md), read per call.
+  if (const char* env = std::getenv("DG_MQA_LOGITS_CONFIG")) {
+    p.config = cuda::mqa_logits_config(env);
+    if (p.config < 0) {
+      fail_unsupported(std::string("DG_MQA_LOGITS_CONFIG=") + env +
+                       " is not one of: " + cuda::mqa_logits_config_names());
+    }
+  }
   if (!cuda::mqa_logits_unsupported(p).empty()) return false;
   const cudaError_t status = cuda::mqa_logits(p, at::cuda::getCurrentCUDAStream());
   if (status != cudaSuccess) {

@@ -30,7 +30,14 @@ struct MqaLogitsProblem {
   int cols = 0;  // Skv (full form) or max_seqlen_k (compressed form)
   bool compressed = false;  // column t of row i holds key ks[i] + t
   int num_sms = 0;
+  int config = 0;  // tuning variant, from mqa_logits_config (0: the default)
 };
+
+// Index of the tuning configuration `name` (DG_MQA_LOGITS_CONFIG; "" = the default), -1 if unknown.
+int mqa_logits_config(const std::string& name);
+
+// The configuration names, comma-separated.
+std::string mqa_logits_config_names();
 
 // Empty when the kernels serve `p`, else why not.
 std::string mqa_logits_unsupported(const MqaLogitsProblem& p);

@@ -6,7 +6,9 @@ H 8/16/32/64, D 32/64/128, float32 and bfloat16 logits, bfloat16 weights, clean_
 the compressed layout, causal, context-parallel and arbitrary (empty, out-of-bounds, non-monotonic)
 ranges, S not a multiple of the query block.  -inf masks must match exactly.  Then 20-call bitwise
 determinism, CUDA-graph replays with ks / ke changed in place, the extra device memory of one call,
-and (on sm90) that the native kernels ran.  Skipped without a GPU.
+and (on sm90) that the native kernels ran.  A representative subset (H 32 / 64, D 128, causal,
+context-parallel, random and empty ranges, compressed, bf16) runs under every tuning variant of
+the kernel (DG_MQA_LOGITS_CONFIG, set for the test and restored).  Skipped without a GPU.
 """
 
 from __future__ import annotations
@@ -203,3 +205,61 @@ def test_native_kernels_ran():
     assert any("clean_logits" in n for n in names), names
     # nothing else runs on the device (no ATen kernels, no copies)
     assert all("mqa_logits_kernel" in n or "clean_logits_kernel" in n for n in names), names
+
+
+# The tuning variants of the native kernel (csrc/cuda/mqa_logits.cu, kConfigs).
+CONFIGS = [
+    "default", "default+lin", "default+fuse", "st16", "wsmem", "wg3", "wg4", "n256", "n256+fuse+lin", "n256s16",
+    "s128", "wg4s256", "n256s128", "wg4s256+fuse",
+]  # fmt: skip
+CONFIG_CASES = [
+    (257, 2048, 64, 128, torch.float32, True, 0, "causal"),
+    (301, 1500, 32, 128, torch.float32, True, 0, "causal"),
+    (128, 1024, 32, 128, torch.bfloat16, True, 0, "cp"),
+    (130, 640, 32, 128, torch.float32, False, 300, "causal"),
+    (77, 999, 32, 128, torch.float32, False, 0, "random"),
+    (200, 1500, 64, 128, torch.bfloat16, False, 700, "random"),
+    (45, 777, 64, 128, torch.float32, True, 0, "empty"),
+    (3, 70, 32, 128, torch.float32, True, 0, "random"),
+    (5, 0, 32, 128, torch.float32, False, 10, "random"),
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("s,s_kv,h,d,dtype,clean,max_seqlen_k,ranges", CONFIG_CASES, ids=str)
+def test_tuning_configs(monkeypatch, config, s, s_kv, h, d, dtype, clean, max_seqlen_k, ranges):
+    monkeypatch.setenv("DG_MQA_LOGITS_CONFIG", config)
+    q, kv, kv_sf, w = _inputs(s, s_kv, h, d, torch.bfloat16 if dtype == torch.bfloat16 else torch.float32)
+    ks, ke = _ranges(ranges, s, s_kv)
+    out = _run(q, kv, kv_sf, w, ks, ke, clean, max_seqlen_k, dtype)
+    _check(out, *_reference(q, kv, kv_sf, w, ks, ke, max_seqlen_k))
+    again = _run(q, kv, kv_sf, w, ks, ke, clean, max_seqlen_k, dtype)
+    assert torch.equal(
+        again.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+        out.view(torch.int16 if dtype == torch.bfloat16 else torch.int32),
+    )
+
+
+def test_fused_cleaning_runs_one_kernel(monkeypatch):
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the native kernels are sm90a")
+    monkeypatch.setenv("DG_MQA_LOGITS_CONFIG", "default+fuse")
+    q, kv, kv_sf, w = _inputs(64, 1024, 64, 128)
+    ks, ke = _ranges("causal", 64, 1024)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        out = _run(q, kv, kv_sf, w, ks, ke, True, 0, torch.float32)
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert any("mqa_logits_kernel" in n for n in names), names
+    assert all("mqa_logits_kernel" in n for n in names), names  # no cleaning kernel
+    _check(out, *_reference(q, kv, kv_sf, w, ks, ke, 0))
+
+
+def test_unknown_config_is_refused(monkeypatch):
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the tuning override is read by the native sm90a path")
+    monkeypatch.setenv("DG_MQA_LOGITS_CONFIG", "no-such-config")
+    q, kv, kv_sf, w = _inputs(8, 128, 32, 128)
+    ks, ke = _ranges("causal", 8, 128)
+    with pytest.raises(Exception, match="DG_MQA_LOGITS_CONFIG"):
+        _run(q, kv, kv_sf, w, ks, ke, True, 0, torch.float32)
