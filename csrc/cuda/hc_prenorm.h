@@ -9,9 +9,10 @@
 // exact in TF32; sums of squares are float32 FMAs.  Results are bitwise deterministic.
 //
 // The host picks a plan (hc_prenorm_plan): the TMA kernel (one of several compiled variants)
-// when A and B are 16-byte aligned with 16-byte row strides, a plain scalar kernel otherwise.  The TMA kernel may split each
-// split further into `parts` K ranges to fill the GPU; their partial sums then go to a
-// caller-provided float32 workspace and a second kernel adds them in part order.
+// when A and B are 16-byte aligned with 16-byte row strides, a plain scalar kernel otherwise.
+// The TMA kernel may split each split further into `parts` K ranges to fill the GPU; their
+// partial sums then go to a caller-provided float32 workspace and a second kernel adds them in
+// part order.
 
 #include <cuda_runtime_api.h>
 
