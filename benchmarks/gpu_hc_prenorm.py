@@ -92,7 +92,7 @@ VARIANTS = [
     "m32c4",
     "m16c4",
 ]
-PART_OPTIONS = ["", ":p0", ":p2:b2", ":p4:b2", ":p8:b1"]
+PART_OPTIONS = ["", ":l", ":p0", ":p2:b2", ":p4:b2", ":p4:b2:l", ":p8:b1"]
 ENV = "DG_HC_PRENORM_CONFIG"
 
 

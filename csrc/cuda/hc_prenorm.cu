@@ -29,6 +29,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "cuda/hc_prenorm.h"
 #include "cuda/sm90_primitives.cuh"
@@ -220,53 +221,68 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
       }
       sm90::mbar_wait(full + stage, phase);
       __syncwarp();  // the lanes leave the wait apart; mma.sync needs the whole warp
+      const int64_t blk_start = k_base + static_cast<int64_t>(blk) * V::kStageK;
+      auto compute = [&](auto masked) {
 #pragma unroll
-      for (int sub = 0; sub < V::kKSub; ++sub) {
-        // This thread's K values 0..3 are in range for lo <= x < hi; the rest are zeroed.
-        const int64_t first =
-            k_base + static_cast<int64_t>(blk) * V::kStageK + static_cast<int64_t>(sub) * kBlockK + k_thread;
-        const int lo = static_cast<int>(std::min<int64_t>(std::max<int64_t>(k_begin - first, 0), 4));
-        const int hi = static_cast<int>(std::min<int64_t>(std::max<int64_t>(k_end - first, 0), 4));
-        const bool v0 = lo <= 0 && hi > 0, v1 = lo <= 1 && hi > 1, v2 = lo <= 2 && hi > 2, v3 = lo <= 3 && hi > 3;
-        const uint32_t mask_x = (v0 ? 0x0000FFFFu : 0u) | (v1 ? 0xFFFF0000u : 0u);
-        const uint32_t mask_y = (v2 ? 0x0000FFFFu : 0u) | (v3 ? 0xFFFF0000u : 0u);
-        const uint8_t* sa = smem + stage * C::kStageBytes + sub * C::kSubBytes;
-        const uint8_t* sb = sa + C::kABytes;
+        for (int sub = 0; sub < V::kKSub; ++sub) {
+          // This thread's K values 0..3 are in range for lo <= x < hi; the rest are zeroed (only
+          // stages that reach outside [k_begin, k_end) are masked).
+          const int64_t first = blk_start + static_cast<int64_t>(sub) * kBlockK + k_thread;
+          bool v0 = true, v1 = true, v2 = true, v3 = true;
+          uint32_t mask_x = 0xFFFFFFFFu, mask_y = 0xFFFFFFFFu;
+          if constexpr (decltype(masked)::value) {
+            const int lo = static_cast<int>(std::min<int64_t>(std::max<int64_t>(k_begin - first, 0), 4));
+            const int hi = static_cast<int>(std::min<int64_t>(std::max<int64_t>(k_end - first, 0), 4));
+            v0 = lo <= 0 && hi > 0;
+            v1 = lo <= 1 && hi > 1;
+            v2 = lo <= 2 && hi > 2;
+            v3 = lo <= 3 && hi > 3;
+            mask_x = (v0 ? 0x0000FFFFu : 0u) | (v1 ? 0xFFFF0000u : 0u);
+            mask_y = (v2 ? 0x0000FFFFu : 0u) | (v3 ? 0xFFFF0000u : 0u);
+          }
+          const uint8_t* sa = smem + stage * C::kStageBytes + sub * C::kSubBytes;
+          const uint8_t* sb = sa + C::kABytes;
 
-        uint32_t bf[kNTiles][4];
-#pragma unroll
-        for (int j = 0; j < kNTiles; ++j) {
-          const float4 v = *reinterpret_cast<const float4*>(sb + b_off + j * 1024);
-          bf[j][0] = v0 ? to_tf32(v.x) : 0u;
-          bf[j][1] = v1 ? to_tf32(v.y) : 0u;
-          bf[j][2] = v2 ? to_tf32(v.z) : 0u;
-          bf[j][3] = v3 ? to_tf32(v.w) : 0u;
-        }
-#pragma unroll
-        for (int i = 0; i < kMTiles; ++i) {
-          uint2 lo2 = *reinterpret_cast<const uint2*>(sa + a_off + (16 * i) * 128);
-          uint2 hi2 = *reinterpret_cast<const uint2*>(sa + a_off + (16 * i + 8) * 128);
-          lo2.x &= mask_x;
-          lo2.y &= mask_y;
-          hi2.x &= mask_x;
-          hi2.y &= mask_y;
-          // bf16 -> float32 (and TF32, exactly): the 16 bits moved to the top.
-          const uint32_t l0 = lo2.x << 16, l1 = lo2.x & 0xFFFF0000u, l2 = lo2.y << 16, l3 = lo2.y & 0xFFFF0000u;
-          const uint32_t h0 = hi2.x << 16, h1 = hi2.x & 0xFFFF0000u, h2 = hi2.y << 16, h3 = hi2.y & 0xFFFF0000u;
-          sq[i][0] = fmaf(__uint_as_float(l0), __uint_as_float(l0), sq[i][0]);
-          sq[i][0] = fmaf(__uint_as_float(l1), __uint_as_float(l1), sq[i][0]);
-          sq[i][0] = fmaf(__uint_as_float(l2), __uint_as_float(l2), sq[i][0]);
-          sq[i][0] = fmaf(__uint_as_float(l3), __uint_as_float(l3), sq[i][0]);
-          sq[i][1] = fmaf(__uint_as_float(h0), __uint_as_float(h0), sq[i][1]);
-          sq[i][1] = fmaf(__uint_as_float(h1), __uint_as_float(h1), sq[i][1]);
-          sq[i][1] = fmaf(__uint_as_float(h2), __uint_as_float(h2), sq[i][1]);
-          sq[i][1] = fmaf(__uint_as_float(h3), __uint_as_float(h3), sq[i][1]);
+          uint32_t bf[kNTiles][4];
 #pragma unroll
           for (int j = 0; j < kNTiles; ++j) {
-            mma_tf32(acc[i][j], l0, h0, l1, h1, bf[j][0], bf[j][1]);
-            mma_tf32(acc[i][j], l2, h2, l3, h3, bf[j][2], bf[j][3]);
+            const float4 v = *reinterpret_cast<const float4*>(sb + b_off + j * 1024);
+            bf[j][0] = v0 ? to_tf32(v.x) : 0u;
+            bf[j][1] = v1 ? to_tf32(v.y) : 0u;
+            bf[j][2] = v2 ? to_tf32(v.z) : 0u;
+            bf[j][3] = v3 ? to_tf32(v.w) : 0u;
+          }
+#pragma unroll
+          for (int i = 0; i < kMTiles; ++i) {
+            uint2 lo2 = *reinterpret_cast<const uint2*>(sa + a_off + (16 * i) * 128);
+            uint2 hi2 = *reinterpret_cast<const uint2*>(sa + a_off + (16 * i + 8) * 128);
+            lo2.x &= mask_x;
+            lo2.y &= mask_y;
+            hi2.x &= mask_x;
+            hi2.y &= mask_y;
+            // bf16 -> float32 (and TF32, exactly): the 16 bits moved to the top.
+            const uint32_t l0 = lo2.x << 16, l1 = lo2.x & 0xFFFF0000u, l2 = lo2.y << 16, l3 = lo2.y & 0xFFFF0000u;
+            const uint32_t h0 = hi2.x << 16, h1 = hi2.x & 0xFFFF0000u, h2 = hi2.y << 16, h3 = hi2.y & 0xFFFF0000u;
+            sq[i][0] = fmaf(__uint_as_float(l0), __uint_as_float(l0), sq[i][0]);
+            sq[i][0] = fmaf(__uint_as_float(l1), __uint_as_float(l1), sq[i][0]);
+            sq[i][0] = fmaf(__uint_as_float(l2), __uint_as_float(l2), sq[i][0]);
+            sq[i][0] = fmaf(__uint_as_float(l3), __uint_as_float(l3), sq[i][0]);
+            sq[i][1] = fmaf(__uint_as_float(h0), __uint_as_float(h0), sq[i][1]);
+            sq[i][1] = fmaf(__uint_as_float(h1), __uint_as_float(h1), sq[i][1]);
+            sq[i][1] = fmaf(__uint_as_float(h2), __uint_as_float(h2), sq[i][1]);
+            sq[i][1] = fmaf(__uint_as_float(h3), __uint_as_float(h3), sq[i][1]);
+#pragma unroll
+            for (int j = 0; j < kNTiles; ++j) {
+              mma_tf32(acc[i][j], l0, h0, l1, h1, bf[j][0], bf[j][1]);
+              mma_tf32(acc[i][j], l2, h2, l3, h3, bf[j][2], bf[j][3]);
+            }
           }
         }
+      };
+      if (blk_start >= k_begin && blk_start + V::kStageK <= k_end) {
+        compute(std::false_type{});
+      } else {
+        compute(std::true_type{});
       }
       __syncwarp();
       if (lane == 0) sm90::mbar_arrive(empty + stage);
@@ -303,6 +319,10 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
     }
     __syncwarp();
   }
+
+  // A reduce kernel launched as a programmatic dependent may start now; it still waits for
+  // this grid to finish (griddepcontrol.wait) before it reads the partials.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 
   // The four K warps' partial tiles meet in the stage memory, idle once every warp is here
   // (every load issued was waited for by the consumers).
@@ -356,6 +376,7 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
 __global__ void tf32_hc_prenorm_gemm_reduce_kernel(const float* __restrict__ part_d, const float* __restrict__ part_sq,
                                                    int64_t parts, int64_t m, int64_t n, int64_t splits,
                                                    float* __restrict__ d, float* __restrict__ sqr_sum) {
+  asm volatile("griddepcontrol.wait;" ::: "memory");  // a no-op unless launched as a dependent
   const int64_t per_split_d = m * n, total_d = splits * per_split_d, total = total_d + splits * m;
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
        idx += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -488,11 +509,16 @@ HcPrenormConfig hc_prenorm_parse_config(const char* text) {
   } else {
     config.variant = -1;
   }
-  // Options ":p<fill>" and ":b<blocks>", each a non-negative decimal number.
+  // Options ":p<fill>" and ":b<blocks>" (non-negative decimal numbers) and ":l".
   size_t pos = colon;
   while (config.valid && pos != std::string::npos) {
     const size_t next = str.find(':', pos + 1);
     const std::string opt = str.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    if (opt == "l") {
+      config.early_reduce = true;
+      pos = next;
+      continue;
+    }
     if (opt.size() < 2 || opt.size() > 6 || (opt[0] != 'p' && opt[0] != 'b')) {
       config.valid = false;
       break;
@@ -550,6 +576,7 @@ HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& 
     plan.parts = ceil_div64(split_len, part_len);
     plan.part_len = part_len;
   }
+  plan.early_reduce = config.early_reduce;
   if (plan.parts > 1) {
     plan.workspace_floats = p.splits * plan.parts * p.m * (p.n + 1);
   } else {
@@ -621,9 +648,23 @@ cudaError_t tf32_hc_prenorm_gemm(const HcPrenormProblem& p, const HcPrenormPlan&
   if (staged) {
     const int64_t total = p.splits * p.m * (p.n + 1);
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div64(total, 256), 65536));
-    tf32_hc_prenorm_gemm_reduce_kernel<<<blocks, 256, 0, stream>>>(part_d, part_sq, plan.parts, p.m, p.n, p.splits, p.d,
-                                                                   p.sqr_sum);
-    return cudaGetLastError();
+    if (!plan.early_reduce) {
+      tf32_hc_prenorm_gemm_reduce_kernel<<<blocks, 256, 0, stream>>>(part_d, part_sq, plan.parts, p.m, p.n, p.splits,
+                                                                     p.d, p.sqr_sum);
+      return cudaGetLastError();
+    }
+    // Launched as a programmatic dependent: it is scheduled while the last launch finishes.
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(256);
+    config.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, tf32_hc_prenorm_gemm_reduce_kernel, static_cast<const float*>(part_d),
+                              static_cast<const float*>(part_sq), plan.parts, p.m, p.n, p.splits, p.d, p.sqr_sum);
   }
   return cudaSuccess;
 }

@@ -208,8 +208,10 @@ def test_deterministic(m: int, k: int, splits: int | None) -> None:
         assert torch.equal(d, d0) and torch.equal(s, s0)
 
 
+@pytest.mark.parametrize("config", ["", "default:l"])
 @pytest.mark.parametrize("m,k,splits", [(2048, 7168, None), (137, 7680, 16), (137, 7680, None)])
-def test_cuda_graph(m: int, k: int, splits: int | None) -> None:
+def test_cuda_graph(m: int, k: int, splits: int | None, config: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DG_HC_PRENORM_CONFIG", config)  # "": the defaults; ":l": a dependent reduce launch
     a, b = operands(m, 24, k)
     d, sqr = outputs(m, 24, splits)
     deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)  # warm-up outside the capture
@@ -268,6 +270,8 @@ VARIANTS = [
     "m128c2:p0",
     "m64c2w:p4:b2",
     "m16c4w:p8:b1",
+    "default:l",
+    "m64c2w:p4:b2:l",
 ]
 VARIANT_CASES = [
     (137, 24, 7680, 16, 0, 0),
@@ -302,7 +306,7 @@ def test_variants_exact(variant: str) -> None:
     assert torch.equal(sqr, ref_sqr.float()) and torch.equal(d, ref_d.float())
 
 
-@pytest.mark.parametrize("text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px"])
+@pytest.mark.parametrize("text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px", "m64c2:l1", "default:"])
 def test_bad_config(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DG_HC_PRENORM_CONFIG", text)
     a, b = operands(64, 24, 256)
