@@ -113,6 +113,8 @@ def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
             sqr = torch.empty(*lead, m, device="cuda")
             af = a.float()
             ref_d, ref_sqr = af @ b.T, af.square().sum(-1)
+            del af
+            print(f"sweeping {m}x{n}x{k}x{s} ...", file=sys.stderr, flush=True)
             for c in configs:
                 os.environ[ENV] = c
 
