@@ -8,11 +8,18 @@ timed call, CUDA events, median, calls interleaved.  Each shape is checked first
 torch.cuda.max_memory_allocated over one call minus the memory allocated before it.
 
     python benchmarks/gpu_hc_prenorm.py [--repeats 30] [--markdown out.md]
+    python benchmarks/gpu_hc_prenorm.py --sweep [--repeats 15] [--markdown sweep.md]
+
+``--sweep`` times the six shapes under every DG_HC_PRENORM_CONFIG kernel variant and K-part
+option (docs/gpu.md) and prints a variant x shape table of µs (the best per shape marked),
+from which the default heuristic is set; a variant failing the calc_diff check (or raising) shows
+"bad".
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 from collections.abc import Callable
@@ -73,12 +80,104 @@ def case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> d
     }
 
 
+VARIANTS = [
+    "m128c2",
+    "m64c2",
+    "m128w4c1",
+    "m64c2w",
+    "m128k2c1w",
+    "m256c1",
+    "m128c1w",
+    "m32c4w",
+    "m16c4w",
+    "m32c4",
+    "m16c4",
+]
+PART_OPTIONS = ["", ":l", ":p0", ":p2:b2", ":p4:b2", ":p4:b2:l", ":p8:b1"]
+ENV = "DG_HC_PRENORM_CONFIG"
+
+
+def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
+    configs = ["default"] + [v + o for v in VARIANTS for o in PART_OPTIONS]
+    keys = list(UPSTREAM_US)
+    table: dict[str, list[float | None]] = {c: [] for c in configs}
+    was_env = os.environ.get(ENV)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        for m, n, k, s in keys:
+            splits = s or None
+            a = torch.randn(m, k, device="cuda").bfloat16()
+            b = torch.randn(n, k, device="cuda")
+            lead = (s,) if s else ()
+            d = torch.empty(*lead, m, n, device="cuda")
+            sqr = torch.empty(*lead, m, device="cuda")
+            af = a.float()
+            ref_d, ref_sqr = af @ b.T, af.square().sum(-1)
+            del af
+            print(f"sweeping {m}x{n}x{k}x{s} ...", file=sys.stderr, flush=True)
+            for c in configs:
+                os.environ[ENV] = c
+
+                def ours() -> None:
+                    deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)
+
+                d.fill_(float("nan"))
+                try:
+                    ours()
+                except RuntimeError as e:  # a launch the variant cannot make: reported, not fatal
+                    print(f"{c} at {m}x{n}x{k}x{s}: {e}", file=sys.stderr)
+                    table[c].append(None)
+                    continue
+                got_d, got_sqr = (d.sum(0), sqr.sum(0)) if s else (d, sqr)
+                ok = max(calc_diff(got_d, ref_d), calc_diff(got_sqr, ref_sqr)) < 1e-8
+                table[c].append(time_gpu([ours], repeats, flush)[0] if ok else None)
+    finally:
+        if was_env is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = was_env
+    best = [min((table[c][i] for c in configs if table[c][i] is not None), default=None) for i in range(len(keys))]
+    shapes = ["x".join(map(str, key)) for key in keys]
+    lines = [
+        f"{ENV} sweep, µs (median of {repeats}, cold L2; * = best of the column)",
+        "",
+        "| config | " + " | ".join(shapes) + " |",
+        "|" + "---|" * (len(shapes) + 1),
+    ]
+    for c in configs:
+        cells = []
+        for i, t in enumerate(table[c]):
+            cells.append("bad" if t is None else f"{t:.1f}{'*' if t == best[i] else ''}")
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    lines.append("| upstream | " + " | ".join(f"{UPSTREAM_US[key]:.1f}" for key in keys) + " |")
+    lines.append(
+        "| best/upstream | "
+        + " | ".join("-" if t is None else f"{UPSTREAM_US[key] / t:.3f}" for key, t in zip(keys, best, strict=True))
+        + " |"
+    )
+    lines.append(
+        f"\nGPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
+    )
+    text = "\n".join(lines)
+    print(text)
+    if markdown:
+        Path(markdown).write_text(text + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--sweep", action="store_true", help="time every DG_HC_PRENORM_CONFIG variant")
     args = parser.parse_args()
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    if args.sweep:
+        was_tf32 = torch.backends.cuda.matmul.allow_tf32
+        try:
+            sweep(args.repeats, flush, args.markdown)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = was_tf32
+        return
     was_tf32 = torch.backends.cuda.matmul.allow_tf32
     rows = []
     try:

@@ -8,10 +8,11 @@
 // B is rounded to TF32 (nearest, ties away from zero) before the tensor-core product; A is
 // exact in TF32; sums of squares are float32 FMAs.  Results are bitwise deterministic.
 //
-// The host picks a plan (hc_prenorm_plan): the TMA kernel when A and B are 16-byte aligned
-// with 16-byte row strides, a plain scalar kernel otherwise.  The TMA kernel may split each
-// split further into `parts` K ranges to fill the GPU; their partial sums then go to a
-// caller-provided float32 workspace and a second kernel adds them in part order.
+// The host picks a plan (hc_prenorm_plan): the TMA kernel (one of several compiled variants)
+// when A and B are 16-byte aligned with 16-byte row strides, a plain scalar kernel otherwise.
+// The TMA kernel may split each split further into `parts` K ranges to fill the GPU; their
+// partial sums then go to a caller-provided float32 workspace and a second kernel adds them in
+// part order.
 
 #include <cuda_runtime_api.h>
 
@@ -31,15 +32,33 @@ struct HcPrenormProblem {
   int num_sms = 0;
 };
 
+// A tuning override (DG_HC_PRENORM_CONFIG, "<variant>[:p<fill>][:b<blocks>][:l]"): the TMA
+// kernel variant (hc_prenorm_variant_names; "default": the built-in heuristic), the CTAs per SM
+// the K parts aim for (p0: never split a split further; default: the variant's CTAs per SM), the
+// fewest 64-wide K blocks per part (default 4), and whether the reduce kernel of the K parts is
+// launched as a programmatic dependent (l; default off).
+struct HcPrenormConfig {
+  int variant = -1;  // -1: the heuristic
+  int fill = -1;  // -1: the variant's CTAs per SM
+  int min_part_blocks = 4;
+  bool early_reduce = false;
+  bool valid = true;  // false: the text did not parse
+};
+
+HcPrenormConfig hc_prenorm_parse_config(const char* text);  // null or "": the defaults
+const char* hc_prenorm_variant_names();  // comma-separated, for messages
+
 struct HcPrenormPlan {
   bool tma = false;  // false: the scalar kernel
-  int block_m = 0;  // rows per CTA of the TMA kernel: 64 or 128
+  int variant = -1;  // the TMA kernel variant
+  int block_m = 0;  // rows per CTA of the TMA kernel
   int64_t parts = 1;  // K ranges per split (> 1: partial sums through the workspace)
   int64_t part_len = 0;  // K elements per part (a multiple of 64 when parts > 1)
   int64_t workspace_floats = 0;  // float32 elements the caller provides (0: none)
+  bool early_reduce = false;  // the reduce kernel as a programmatic dependent launch
 };
 
-HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p);
+HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& config = {});
 
 // Runs `plan` on `stream`; `workspace` holds plan.workspace_floats floats (may be null when 0).
 cudaError_t tf32_hc_prenorm_gemm(const HcPrenormProblem& p, const HcPrenormPlan& plan, float* workspace,

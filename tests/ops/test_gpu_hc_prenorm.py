@@ -9,12 +9,16 @@ float32 accumulation bound elementwise; and upstream's bar, calc_diff < 1e-8 aga
 m = 1, K not a multiple of the 64-wide tile (aligned and unaligned row strides, which take
 the TMA and the scalar kernels), split boundaries inside tiles, empty splits, N from 1 to
 64, M == 0, exact integer inputs (bitwise results), 20-call determinism, CUDA-graph replays
-with the inputs changed in place, and argument errors.  Skipped without a GPU.
+with the inputs changed in place, argument errors, and a subset of these under every kernel
+variant of the DG_HC_PRENORM_CONFIG tuning override (plus its rejection of malformed text).
+Upstream's bar is applied only on upstream's grid of M: at M = 1 cuBLAS runs a GEMV without
+TF32.  Skipped without a GPU.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -75,8 +79,13 @@ def tf32_matmul() -> Iterator[None]:
         torch.backends.cuda.matmul.allow_tf32 = was
 
 
+UPSTREAM_M = (13, 137, 4096, 8192)
+
+
 def check(a: torch.Tensor, b: torch.Tensor, splits: int | None, upstream_bar: bool = False) -> None:
     m, k = a.shape
+    # Upstream's bar holds where cuBLAS runs a TF32 GEMM: on upstream's grid of M.
+    assert not upstream_bar or m in UPSTREAM_M
     n = b.shape[0]
     d, sqr = outputs(m, n, splits)
     deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)
@@ -123,9 +132,11 @@ def test_upstream_grid(m: int, n: int, k: int, splits: int | None) -> None:
     check(*operands(m, n, k), splits, upstream_bar=True)
 
 
+# A lone row: cuBLAS' ``a.float() @ b.T`` is a GEMV there that ignores TF32, so upstream's bar
+# (a TF32 product) does not apply; the float64 rna-TF32 reference does.
 @pytest.mark.parametrize("splits", [None, 1, 16])
 def test_one_row(splits: int | None) -> None:
-    check(*operands(1, 24, 7680), splits, upstream_bar=True)
+    check(*operands(1, 24, 7680), splits)
 
 
 # K off the 64-wide tile; split boundaries inside tiles (c = 43, 334, 2574); internal K
@@ -197,8 +208,10 @@ def test_deterministic(m: int, k: int, splits: int | None) -> None:
         assert torch.equal(d, d0) and torch.equal(s, s0)
 
 
+@pytest.mark.parametrize("config", ["", "default:l"])
 @pytest.mark.parametrize("m,k,splits", [(2048, 7168, None), (137, 7680, 16), (137, 7680, None)])
-def test_cuda_graph(m: int, k: int, splits: int | None) -> None:
+def test_cuda_graph(m: int, k: int, splits: int | None, config: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DG_HC_PRENORM_CONFIG", config)  # "": the defaults; ":l": a dependent reduce launch
     a, b = operands(m, 24, k)
     d, sqr = outputs(m, 24, splits)
     deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)  # warm-up outside the capture
@@ -236,3 +249,67 @@ def test_argument_errors() -> None:
         deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr[:32])
     with pytest.raises(ValueError, match="'a'"):
         deep_gemm.tf32_hc_prenorm_gemm(a.t().contiguous().t(), b, d, sqr)
+
+
+# Every kernel variant of the DG_HC_PRENORM_CONFIG override (and the K-part options) on a
+# representative subset: many splits of few rows, K parts with ragged ends, odd K with padded
+# row strides, two column slices, empty splits, exact integers.
+VARIANTS = [
+    "default",
+    "m128c2",
+    "m64c2",
+    "m128w4c1",
+    "m64c2w",
+    "m128k2c1w",
+    "m256c1",
+    "m128c1w",
+    "m32c4w",
+    "m16c4w",
+    "m32c4",
+    "m16c4",
+    "m128c2:p0",
+    "m64c2w:p4:b2",
+    "m16c4w:p8:b1",
+    "default:l",
+    "m64c2w:p4:b2:l",
+]
+VARIANT_CASES = [
+    (137, 24, 7680, 16, 0, 0),
+    (4096, 24, 4104, None, 0, 0),
+    (137, 24, 7720, 3, 0, 0),
+    (300, 24, 1001, 4, 7, 3),
+    (150, 40, 2000, 2, 0, 0),
+    (13, 24, 96, 64, 0, 0),
+]
+
+
+@pytest.fixture
+def variant(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DG_HC_PRENORM_CONFIG", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("variant", VARIANTS, indirect=True)
+@pytest.mark.parametrize("m,n,k,splits,pad_a,pad_b", VARIANT_CASES)
+def test_variants(variant: str, m: int, n: int, k: int, splits: int | None, pad_a: int, pad_b: int) -> None:
+    assert os.environ["DG_HC_PRENORM_CONFIG"] == variant
+    check(*operands(m, n, k, pad_a, pad_b), splits)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, indirect=True)
+def test_variants_exact(variant: str) -> None:
+    a = torch.randint(-8, 9, (600, 3000), device="cuda").bfloat16()
+    b = torch.randint(-8, 9, (24, 3000), device="cuda").float()
+    d, sqr = outputs(600, 24, 5)
+    deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=5)
+    ref_d, _, ref_sqr = reference(a, b, 5)
+    assert torch.equal(sqr, ref_sqr.float()) and torch.equal(d, ref_d.float())
+
+
+@pytest.mark.parametrize("text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px", "m64c2:l1", "default:"])
+def test_bad_config(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DG_HC_PRENORM_CONFIG", text)
+    a, b = operands(64, 24, 256)
+    d, sqr = outputs(64, 24, None)
+    with pytest.raises(RuntimeError, match="DG_HC_PRENORM_CONFIG"):
+        deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr)
