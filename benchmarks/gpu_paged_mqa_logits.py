@@ -13,11 +13,18 @@ every timed call, CUDA events, median, calls interleaved (gpu_gemm.py).  A few r
 against a float64 evaluation first.  Peak GiB is the extra memory one call allocates.
 
     python benchmarks/gpu_paged_mqa_logits.py [--repeats 20] [--markdown out.md]
+    python benchmarks/gpu_paged_mqa_logits.py --sweep [--repeats 10] [--markdown out.md]
+
+--sweep times every pipeline variant of the native kernel (DG_PAGED_MQA_CONFIG: wg2, wg2_deep, wg4,
+wg4_deep, each also with _split; docs/gpu.md)
+on the same inputs of each shape, checks that every variant's logits are bitwise those of the
+default, and prints a variant x shape table of µs (with upstream/ours ratios).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import torch
@@ -157,13 +164,88 @@ def run_case(key: tuple[int, int, int, int, int], repeats: int, flush: torch.Ten
     return result
 
 
+VARIANTS = [f"{v}{s}" for s in ("", "_split") for v in ("wg2", "wg2_deep", "wg4", "wg4_deep")]
+
+
+def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
+    saved = os.environ.get("DG_PAGED_MQA_CONFIG")
+    table: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
+    names = []
+    try:
+        for key, (up_us, _) in SHAPES.items():
+            batch, next_n = key[0], key[1]
+            shape = "x".join(map(str, key))
+            names.append(shape)
+            inp = make_inputs(*key)
+            num_sms = deep_gemm.get_num_sms()
+            schedule = deep_gemm.get_paged_mqa_logits_metadata(inp["context_lens"], BLOCK_KV, num_sms)
+
+            def ours() -> torch.Tensor:
+                return deep_gemm.fp8_fp4_paged_mqa_logits(
+                    (inp["q"], None),
+                    inp["kv_cache"],
+                    inp["weights"],
+                    inp["context_lens"],
+                    inp["block_table"],
+                    schedule,
+                    inp["max_context_len"],
+                    False,
+                    torch.float32,
+                )
+
+            rows = [0, batch * next_n // 2, batch * next_n - 1]
+            want = reference_rows(inp, rows)
+            fin = torch.isfinite(want)
+            first = None
+            for v in VARIANTS:
+                os.environ["DG_PAGED_MQA_CONFIG"] = v
+                out = ours()
+                got = out[rows].double()
+                assert torch.equal(got == float("-inf"), want == float("-inf")), f"{v} {shape}: -inf tails differ"
+                diff = calc_diff(got[fin], want[fin])
+                assert diff < 1e-6, f"{v} {shape}: calc_diff {diff}"
+                if first is None:
+                    first = out
+                else:
+                    assert torch.equal(out.view(torch.int32), first.view(torch.int32)), f"{v} {shape}: not bitwise"
+                    del out
+                (t,) = time_gpu([ours], repeats, flush)
+                table[v][shape] = t
+                print(f"sweep {v:9s} {shape:22s} {t:8.1f} us ({up_us / t:.3f}x upstream)", flush=True)
+            del first
+            inp.clear()  # release the cache before the next shape
+            torch.cuda.empty_cache()
+    finally:
+        if saved is None:
+            os.environ.pop("DG_PAGED_MQA_CONFIG", None)
+        else:
+            os.environ["DG_PAGED_MQA_CONFIG"] = saved
+    ups = [up for up, _ in SHAPES.values()]
+    lines = [
+        "| DG_PAGED_MQA_CONFIG | " + " | ".join(f"{n} µs (upstream/ours)" for n in names) + " |",
+        "|" + "---|" * (len(names) + 1),
+        "| upstream | " + " | ".join(f"{u}" for u in ups) + " |",
+    ]
+    for v in VARIANTS:
+        cells = [f"{table[v][n]:.1f} ({u / table[v][n]:.3f})" for n, u in zip(names, ups)]
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines)
+    print(text)
+    if markdown:
+        Path(markdown).write_text(text + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--sweep", action="store_true", help="time every DG_PAGED_MQA_CONFIG variant")
     args = parser.parse_args()
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    if args.sweep:
+        sweep(args.repeats, flush, args.markdown)
+        return
     lines = [
         "| shape | ours µs | upstream µs | upstream/ours | KV TB/s | copy TB/s (read+write) | schedule µs "
         "| peak GiB (ours / upstream) | host µs |",

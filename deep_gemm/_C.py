@@ -926,7 +926,8 @@ def get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices=None)
     the first group whose blocks end after p_s (empty groups are skipped); row num_sms is (B, 0).
     Unit s works from row s up to (not including) row s + 1. block_kv is 32 or 64 and
     num_sms >= 1. indices (int32 [B], the varlen form) requires next_n == 1 and does not change the
-    schedule. Computed with tensor ops on the device (no host synchronisation).
+    schedule. Computed on the device with no host synchronisation: by one CUDA kernel on sm90
+    GPUs, by tensor ops elsewhere.
     """
     if _compiling():
         return _overload_get_paged_mqa_logits_metadata(context_lens, block_kv, num_sms, indices)

@@ -327,7 +327,8 @@ def get_paged_mqa_logits_metadata(context_lens: Tensor, block_kv: int, num_sms: 
     the first group whose blocks end after p_s (empty groups are skipped); row num_sms is (B, 0).
     Unit s works from row s up to (not including) row s + 1. block_kv is 32 or 64 and
     num_sms >= 1. indices (int32 [B], the varlen form) requires next_n == 1 and does not change the
-    schedule. Computed with tensor ops on the device (no host synchronisation).
+    schedule. Computed on the device with no host synchronisation: by one CUDA kernel on sm90
+    GPUs, by tensor ops elsewhere.
     """
 
 def fp8_fp4_paged_mqa_logits(q: tuple[Tensor, Tensor | None], kv_cache: Tensor, weights: Tensor, context_lens: Tensor, block_table: Tensor, schedule_meta: Tensor, max_context_len: int, clean_logits: bool = False, logits_dtype: torch.dtype = ..., indices: Tensor | None = None) -> Tensor:

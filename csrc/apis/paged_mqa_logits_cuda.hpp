@@ -8,6 +8,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -36,6 +37,29 @@ inline bool metadata(const at::Tensor& context_lens, int block_kv, int num_sms, 
     fail_unsupported(std::string("the sm90a paged MQA schedule kernel failed: ") + cudaGetErrorString(status));
   }
   return true;
+}
+
+// The logits kernel's pipeline variant from the environment variable DG_PAGED_MQA_CONFIG (read
+// on every call; a tuning override, docs/gpu.md): unset, empty or "default" -> wg2; "wg2",
+// "wg2_deep", "wg4", "wg4_deep", each optionally followed by "_split", name one; anything else
+// is an error.
+inline int config_variant() {
+  const char* env = std::getenv("DG_PAGED_MQA_CONFIG");
+  if (env == nullptr) return cuda::kPagedWg2;
+  const std::string v(env);
+  if (v.empty() || v == "default") return cuda::kPagedWg2;
+  const std::string suffix = "_split";
+  const bool split = v.size() > suffix.size() && v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const std::string base = split ? v.substr(0, v.size() - suffix.size()) : v;
+  const int extra = split ? cuda::kPagedSplit : 0;
+  if (base == "wg2") return cuda::kPagedWg2 | extra;
+  if (base == "wg2_deep") return cuda::kPagedWg2Deep | extra;
+  if (base == "wg4") return cuda::kPagedWg4 | extra;
+  if (base == "wg4_deep") return cuda::kPagedWg4Deep | extra;
+  fail_unsupported(
+      "DG_PAGED_MQA_CONFIG must be unset, empty, default, or one of wg2, wg2_deep, wg4, wg4_deep with an optional "
+      "_split suffix; got '" +
+      v + "'");
 }
 
 // Fills `out` ([B * next_n, max_context_len] view, checked by the caller) on the native kernel;
@@ -84,6 +108,7 @@ inline bool logits(const at::Tensor& q, const std::optional<at::Tensor>& q_sf, c
   p.out_bf16 = out.scalar_type() == at::kBFloat16;
   p.out_stride = out.stride(0);
   p.max_context_len = max_context_len;
+  p.variant = config_variant();
   if (!cuda::paged_mqa_logits_supported(p)) return false;
 
   const c10::cuda::CUDAGuard guard(q.device());

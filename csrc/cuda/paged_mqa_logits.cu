@@ -5,16 +5,18 @@
 // gives every chunk's end; unit s's first item p_s is located by a binary search over the
 // chunk ends and a walk inside the chunk.  Everything stays on the device.
 //
-// Logits (paged_mqa_logits_kernel): num_sms persistent CTAs of 2 math warpgroups and one
-// producer warp.  CTA s walks its schedule run [row s, row s + 1) of (group, block) items.
+// Logits (paged_mqa_logits_kernel): num_sms persistent CTAs of kWG (2 or 4) math warpgroups and
+// one producer warp (kSplit: one per math warpgroup); kDeep picks a deeper KV pipeline
+// (PagedMqaVariant, DG_PAGED_MQA_CONFIG).  CTA s walks its schedule
+// run [row s, row s + 1) of (group, block) items.
 // - The producer warp reads the block ids of up to 32 items at once (one coalesced load),
 //   then for each item waits for a free stage and loads the block's block_kv x D FP8 values
 //   by TMA (swizzled to match the MMA) and its block_kv float32 scales by a bulk copy, both
 //   completing on the stage's mbarrier.  An id outside [0, num_blocks), a block past the
 //   table's columns or a group whose table row does not exist loads nothing and marks the
 //   stage invalid (its columns become NaN).
-// - Items alternate between the two math warpgroups (item i -> warpgroup i % 2, stage
-//   i % kStages with an even kStages, so a stage always serves the same warpgroup).  Each
+// - Items rotate over the math warpgroups (item i -> warpgroup i % kWG, stage i % kStages with
+//   kStages a multiple of kWG, so a stage always serves the same warpgroup).  Each
 //   warpgroup has two q slots: when its next item belongs to another group the producer
 //   loads that group's q [next_n * H, D] and weights [next_n, H] into the next slot by TMA
 //   and the context lengths by plain stores.
@@ -135,9 +137,8 @@ __global__ void __launch_bounds__(kMetaThreads, 1)
 // Logits
 // ---------------------------------------------------------------------------------------------
 
-constexpr int kMathThreads = 256;  // two warpgroups
-constexpr int kThreads = kMathThreads + 32;  // + the producer warp
 constexpr int kRows = 64;  // MMA M: token rows of a stage
+constexpr int kSmemCap = 232448;  // the most dynamic shared memory a CTA may use on sm90
 
 __device__ __forceinline__ void tma_load_3d(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0, int32_t c1,
                                             int32_t c2) {
@@ -192,15 +193,28 @@ __device__ __forceinline__ uint64_t kmajor_desc(const void* tile) {
   return ((addr & 0x3FFFF) >> 4) | (uint64_t{1} << 16) | (uint64_t{(8 * kD) >> 4} << 32) | (Swizzle<kD>::kLayout << 62);
 }
 
-template <int kH, int kNextN, int kD>
+constexpr int cmin(int a, int b) { return a < b ? a : b; }
+
+// kWG math warpgroups (2 or 4); kDeep fills the shared memory with stages instead of the
+// default 96 KiB of values; kSplit gives every math warpgroup its own producer warp.
+template <int kH, int kNextN, int kD, int kWG, bool kDeep, bool kSplit>
 struct Config {
   static constexpr int kN = kH * kNextN;
+  static constexpr int kMathThreads = kWG * 128;
+  static constexpr int kProducerWarps = kSplit ? kWG : 1;
+  static constexpr int kThreads = kMathThreads + 32 * kProducerWarps;
   static constexpr int kStageBytes = kRows * kD;
-  static constexpr int kStages = (98304 / kStageBytes) < 32 ? (98304 / kStageBytes) : 32;
-  static_assert(kStages % 2 == 0, "a stage must always serve the same warpgroup");
   static constexpr int kQBytes = kN * kD;
   static constexpr int kQSlotBytes = (kQBytes + 1023) / 1024 * 1024;
-  static constexpr int kQSlots = 4;  // two per warpgroup
+  static constexpr int kQSlots = 2 * kWG;  // two per warpgroup
+  // Shared memory of everything but the stages, and of one stage (values, scales, info, bars).
+  static constexpr int kFixedBytes = kQSlots * (kQSlotBytes + kN * 4 + 16 + 16) + 1024;
+  static constexpr int kPerStage = kStageBytes + kRows * 4 + 16 + 16;
+  static constexpr int kFit = (kSmemCap - kFixedBytes) / kPerStage;
+  static constexpr int kWant = kDeep ? 64 : cmin(98304 / kStageBytes, 32);
+  static constexpr int kStages = cmin(kWant, kFit) / kWG * kWG;
+  static_assert(kStages >= 2 * kWG, "too little shared memory for the pipeline");
+  static_assert(kStages % kWG == 0, "a stage must always serve the same warpgroup");
   // Byte offsets inside the 1024-aligned dynamic shared memory.
   static constexpr int kValues = 0;
   static constexpr int kQ = kValues + kStages * kStageBytes;
@@ -211,18 +225,20 @@ struct Config {
   static constexpr int kBars = kInfo + kStages * 16;  // uint64: full, empty, q_full, q_empty
   static constexpr int kBytes = kBars + (2 * kStages + 2 * kQSlots) * 8;
   static constexpr int kSmem = kBytes + 1024;  // room to align the base
+  static_assert(kSmem <= kSmemCap, "shared memory");
 };
 
 constexpr int kInfoValid = 1;
 constexpr int kInfoDone = 2;
 
-template <int kH, int kNextN, int kD>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int kH, int kNextN, int kD, int kWG, bool kDeep, bool kSplit>
+__global__ void __launch_bounds__(Config<kH, kNextN, kD, kWG, kDeep, kSplit>::kThreads, 1)
     paged_mqa_logits_kernel(const __grid_constant__ CUtensorMap kv_map, const __grid_constant__ CUtensorMap q_map,
                             const __grid_constant__ CUtensorMap w_map, const PagedMqaProblem prob) {
-  using C = Config<kH, kNextN, kD>;
+  using C = Config<kH, kNextN, kD, kWG, kDeep, kSplit>;
   constexpr int kN = C::kN;
   constexpr int kStages = C::kStages;
+  constexpr int kMathThreads = C::kMathThreads;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
   uint8_t* values = smem + C::kValues;
@@ -255,8 +271,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  if (warp == kMathThreads / 32) {
-    // ---------------- producer warp ----------------
+  if (warp >= kMathThreads / 32) {
+    // ---------------- producer warp(s) ----------------
+    // With kSplit, producer warp pw walks the same items but issues only warpgroup pw's, so a
+    // late block of one warpgroup does not hold back the loads of the others.
+    const int pw = warp - kMathThreads / 32;
     if (lane == 0) {
       p::tma_prefetch_map(&kv_map);
       p::tma_prefetch_map(&q_map);
@@ -272,8 +291,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t kv_tx = static_cast<uint32_t>(block_kv * (kD + 4));
     const uint32_t q_tx = static_cast<uint32_t>(kN * kD + kN * (prob.weights_bf16 ? 2 : 4));
     uint32_t item = 0;
-    int cur_group0 = -1, cur_group1 = -1;  // the group whose q each warpgroup holds
-    uint32_t q_uses0 = 0, q_uses1 = 0;
+    int cur_group[kWG];  // the group whose q each warpgroup holds
+    uint32_t q_uses[kWG];
+#pragma unroll
+    for (int w = 0; w < kWG; ++w) {
+      cur_group[w] = -1;
+      q_uses[w] = 0;
+    }
     for (; b < b_end || (b == b_end && b < prob.batch && k < k_end); ++b, k = 0) {
       const int own = lane < kNextN ? prob.context_lens[b * prob.ctx_stride_b + lane * prob.ctx_stride_t] : 0;
       int longest = max(own, 0);
@@ -295,12 +319,28 @@ __global__ void __launch_bounds__(kThreads, 1)
         const int count = min(32, end - k0);
         for (int j = 0; j < count; ++j, ++item) {
           const int blk = __shfl_sync(0xffffffffu, id, j);
-          const int wg = static_cast<int>(item & 1);
+          const int wg = static_cast<int>(item % kWG);
+          if (kSplit && wg != pw) continue;  // another producer's item
           const int stage = static_cast<int>(item % kStages);
           p::mbar_wait(&empty[stage], ((item / kStages) & 1) ^ 1);
           int slot = -1;
-          if ((wg == 0 ? cur_group0 : cur_group1) != b) {
-            const uint32_t use = wg == 0 ? q_uses0++ : q_uses1++;
+          int group_of_wg = -1;
+          uint32_t use = 0;
+#pragma unroll
+          for (int w = 0; w < kWG; ++w) {  // register arrays: constant indices only
+            if (w == wg) {
+              group_of_wg = cur_group[w];
+              use = q_uses[w];
+            }
+          }
+          if (group_of_wg != b) {
+#pragma unroll
+            for (int w = 0; w < kWG; ++w) {
+              if (w == wg) {
+                cur_group[w] = b;
+                ++q_uses[w];
+              }
+            }
             slot = wg * 2 + static_cast<int>(use & 1);
             p::mbar_wait(&q_empty[slot], ((use >> 1) & 1) ^ 1);
             if (lane == 0) {
@@ -309,11 +349,6 @@ __global__ void __launch_bounds__(kThreads, 1)
               p::mbar_arrive_expect_tx(&q_full[slot], q_tx);
               tma_load_4d(&q_map, &q_full[slot], q_tiles + slot * C::kQSlotBytes, 0, 0, 0, b);
               p::tma_load_2d(&w_map, &q_full[slot], weights + slot * kN * 4, 0, b * kNextN);
-            }
-            if (wg == 0) {
-              cur_group0 = b;
-            } else {
-              cur_group1 = b;
             }
           }
           if (lane == 0) {
@@ -334,8 +369,9 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       }
     }
-    // One end marker per warpgroup (two consecutive items reach both).
-    for (int w = 0; w < 2; ++w, ++item) {
+    // One end marker per warpgroup (kWG consecutive items reach them all).
+    for (int w = 0; w < kWG; ++w, ++item) {
+      if (kSplit && static_cast<int>(item % kWG) != pw) continue;
       const int stage = static_cast<int>(item % kStages);
       p::mbar_wait(&empty[stage], ((item / kStages) & 1) ^ 1);
       if (lane == 0) {
@@ -382,7 +418,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int row0 = wg_warp * 16 + lane / 4;  // this thread's tokens: row0 and row0 + 8
   const int quad = lane & 3;
 
-  for (uint32_t item = static_cast<uint32_t>(wg);; item += 2) {
+  for (uint32_t item = static_cast<uint32_t>(wg);; item += kWG) {
     const int stage = static_cast<int>(item % kStages);
     p::mbar_wait(&full[stage], (item / kStages) & 1);
     const int4 desc = info[stage];
@@ -481,9 +517,9 @@ bool encode_map(CUtensorMap* map, CUtensorMapDataType dtype, cuuint32_t rank, co
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15) == 0; }
 
-template <int kH, int kNextN, int kD>
+template <int kH, int kNextN, int kD, int kWG, bool kDeep, bool kSplit>
 cudaError_t launch_typed(const PagedMqaProblem& prob, cudaStream_t stream) {
-  using C = Config<kH, kNextN, kD>;
+  using C = Config<kH, kNextN, kD, kWG, kDeep, kSplit>;
   const int64_t rows = static_cast<int64_t>(prob.batch) * kNextN;
   // Strides of size-1 dims are never used; give the maps valid ones.
   const int64_t qs_h = prob.q_stride_h;
@@ -517,22 +553,58 @@ cudaError_t launch_typed(const PagedMqaProblem& prob, cudaStream_t stream) {
     if (!encode_map(&w_map, dtype, 2, prob.weights, dims, strides, box, CU_TENSOR_MAP_SWIZZLE_NONE))
       return cudaErrorNotSupported;
   }
-  auto kernel = paged_mqa_logits_kernel<kH, kNextN, kD>;
+  auto kernel = paged_mqa_logits_kernel<kH, kNextN, kD, kWG, kDeep, kSplit>;
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem);
   if (err != cudaSuccess) return err;
-  kernel<<<prob.num_sms, kThreads, C::kSmem, stream>>>(kv_map, q_map, w_map, prob);
+  kernel<<<prob.num_sms, C::kThreads, C::kSmem, stream>>>(kv_map, q_map, w_map, prob);
   return cudaGetLastError();
+}
+
+template <int kH, int kNextN, int kD>
+cudaError_t launch_by_variant(const PagedMqaProblem& prob, cudaStream_t stream) {
+  // next_n * H = 128 keeps 64 accumulators a thread: four warpgroups (96 registers each)
+  // would spill, so those shapes run two warpgroups under every variant.
+  if constexpr (kH * kNextN > 64) {
+    const bool deep = (prob.variant & kPagedDeep) != 0;
+    if ((prob.variant & kPagedSplit) != 0) {
+      return deep ? launch_typed<kH, kNextN, kD, 2, true, true>(prob, stream)
+                  : launch_typed<kH, kNextN, kD, 2, false, true>(prob, stream);
+    }
+    return deep ? launch_typed<kH, kNextN, kD, 2, true, false>(prob, stream)
+                : launch_typed<kH, kNextN, kD, 2, false, false>(prob, stream);
+  } else {
+    switch (prob.variant) {
+      case kPagedWg2:
+        return launch_typed<kH, kNextN, kD, 2, false, false>(prob, stream);
+      case kPagedWg2Deep:
+        return launch_typed<kH, kNextN, kD, 2, true, false>(prob, stream);
+      case kPagedWg4:
+        return launch_typed<kH, kNextN, kD, 4, false, false>(prob, stream);
+      case kPagedWg4Deep:
+        return launch_typed<kH, kNextN, kD, 4, true, false>(prob, stream);
+      case kPagedWg2 | kPagedSplit:
+        return launch_typed<kH, kNextN, kD, 2, false, true>(prob, stream);
+      case kPagedWg2Deep | kPagedSplit:
+        return launch_typed<kH, kNextN, kD, 2, true, true>(prob, stream);
+      case kPagedWg4 | kPagedSplit:
+        return launch_typed<kH, kNextN, kD, 4, false, true>(prob, stream);
+      case kPagedWg4Deep | kPagedSplit:
+        return launch_typed<kH, kNextN, kD, 4, true, true>(prob, stream);
+      default:
+        return cudaErrorInvalidValue;
+    }
+  }
 }
 
 template <int kH, int kNextN>
 cudaError_t launch_by_dim(const PagedMqaProblem& prob, cudaStream_t stream) {
   switch (prob.head_dim) {
     case 32:
-      return launch_typed<kH, kNextN, 32>(prob, stream);
+      return launch_by_variant<kH, kNextN, 32>(prob, stream);
     case 64:
-      return launch_typed<kH, kNextN, 64>(prob, stream);
+      return launch_by_variant<kH, kNextN, 64>(prob, stream);
     case 128:
-      return launch_typed<kH, kNextN, 128>(prob, stream);
+      return launch_by_variant<kH, kNextN, 128>(prob, stream);
     default:
       return cudaErrorNotSupported;
   }

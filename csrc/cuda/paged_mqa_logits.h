@@ -16,6 +16,19 @@ cudaError_t launch_paged_mqa_logits_metadata(const int* context_lens, int64_t ct
                                              int batch, int next_n, int block_kv, int num_sms, int* schedule,
                                              cudaStream_t stream);
 
+// Pipeline variants of the logits kernel (DG_PAGED_MQA_CONFIG selects one, see docs/gpu.md):
+// the number of math warpgroups (2 or 4, each taking every 2nd / 4th KV block), the depth of the
+// KV pipeline (96 KiB of stages, or as many stages as the shared memory holds), and one producer
+// warp for all warpgroups or one per warpgroup (kPagedSplit, or-ed into the others).
+enum PagedMqaVariant : int {
+  kPagedWg2 = 0,
+  kPagedDeep = 1,
+  kPagedWg2Deep = 1,
+  kPagedWg4 = 2,
+  kPagedWg4Deep = 3,
+  kPagedSplit = 4,
+};
+
 struct PagedMqaProblem {
   int batch = 0, next_n = 0, heads = 0, head_dim = 0, block_kv = 0;
   // q: FP8 e4m3 [batch, next_n, heads, head_dim], byte strides (multiples of 16), D contiguous.
@@ -42,6 +55,7 @@ struct PagedMqaProblem {
   bool out_bf16 = false;
   int64_t out_stride = 0;
   int max_context_len = 0;
+  int variant = kPagedWg2;  // a PagedMqaVariant
 };
 
 // True when the kernel serves this shape (heads 16/32/64, head_dim 32/64/128, next_n 1/2,

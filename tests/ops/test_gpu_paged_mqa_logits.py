@@ -9,12 +9,14 @@ the summed terms, -inf exactly where the column is at or past the row's context 
 (and no fault) where a needed block-table entry is out of range.  The schedule is compared bit
 for bit with a Python derivation of its documented formula.  Then 20-call bitwise determinism,
 CUDA-graph replays with context_lens / block_table changed in place, the extra device memory of
-one call, and the kernel names a call launches.  Skipped without a GPU.
+one call, and the kernel names a call launches.  A subset runs under every pipeline variant
+(DG_PAGED_MQA_CONFIG) and must match the default bit for bit.  Skipped without a GPU.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import random
 from dataclasses import dataclass
 
@@ -172,8 +174,8 @@ def run(c: Case, logits_dtype: torch.dtype = torch.float32, schedule: torch.Tens
     )
 
 
-def check(out: torch.Tensor, c: Case) -> None:
-    want, mag = reference(c)
+def check(out: torch.Tensor, c: Case, ref: tuple[torch.Tensor, torch.Tensor] | None = None) -> None:
+    want, mag = reference(c) if ref is None else ref
     assert out.shape == want.shape
     got = out.double()
     neg = want == NEG_INF
@@ -265,6 +267,79 @@ def test_logits_match_reference(case):
     out = run(c)
     assert out.stride(0) == expected_row_stride(c.max_context_len, torch.float32)
     check(out, c)
+
+
+# ---- pipeline variants (DG_PAGED_MQA_CONFIG) ------------------------------------------------
+
+VARIANTS = [f"{v}{s}" for s in ("", "_split") for v in ("wg2", "wg2_deep", "wg4", "wg4_deep")]
+VARIANT_CASES = [
+    (5, 1, 64, 128, 64, 700),
+    (5, 2, 32, 128, 64, 500),
+    (4, 1, 64, 128, 32, 600),
+    (6, 2, 64, 128, 64, 900),  # next_n * H = 128: two warpgroups under every variant
+    (5, 2, 32, 64, 32, 500),
+    (3, 1, 16, 64, 32, 200),
+    (300, 1, 64, 128, 64, 150),
+    (1, 1, 64, 128, 64, 20),
+    (48, 2, 32, 128, 64, 8192),  # tens of blocks per CTA: every pipeline wraps several times
+    (64, 1, 64, 128, 64, 6000),
+]
+
+
+_VARIANT_INPUTS: dict = {}
+
+
+def variant_inputs(case: tuple) -> tuple:
+    """The case's inputs, float64 reference and default-variant logits, built once per case."""
+    if case not in _VARIANT_INPUTS:
+        _VARIANT_INPUTS.clear()  # one case's tensors at a time
+        torch.manual_seed(hash(case) % 2**31)
+        c = make_case(*case, extra_cols=37)
+        saved = os.environ.pop("DG_PAGED_MQA_CONFIG", None)
+        try:
+            base = run(c)
+        finally:
+            if saved is not None:
+                os.environ["DG_PAGED_MQA_CONFIG"] = saved
+        _VARIANT_INPUTS[case] = (c, reference(c), base)
+    return _VARIANT_INPUTS[case]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("case", VARIANT_CASES, ids=lambda x: "x".join(map(str, x)))
+def test_variants_match_reference_and_default(monkeypatch, case, variant):
+    c, ref, base = variant_inputs(case)
+    monkeypatch.setenv("DG_PAGED_MQA_CONFIG", variant)
+    out = run(c)
+    check(out, c, ref)
+    # Every variant computes each logit with the same operations: bitwise the default's.
+    assert torch.equal(out.view(torch.int32), base.view(torch.int32))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_variants_bf16_varlen_and_bad_ids(monkeypatch, variant):
+    monkeypatch.setenv("DG_PAGED_MQA_CONFIG", variant)
+    torch.manual_seed(21)
+    c = make_case(6, 2, 32, 128, 64, 800, weights_dtype=torch.bfloat16)
+    check(run(c, torch.bfloat16), c)
+    c = make_case(20, 1, 64, 128, 64, 600, num_seqs=6)
+    check(run(c), c)
+    c = make_case(6, 2, 32, 128, 64, 900, zero_rows=False)
+    c.block_table[0, 1] = c.kv_cache.shape[0]
+    c.block_table[3, 0] = -7
+    out = run(c)
+    assert torch.isnan(out[1, 64:128]).all() and torch.isnan(out[7, :64]).all()
+    check(out, c)
+
+
+def test_bad_variant_is_an_error(monkeypatch):
+    torch.manual_seed(22)
+    c = make_case(2, 1, 64, 128, 64, 100)
+    monkeypatch.setenv("DG_PAGED_MQA_CONFIG", "wg3")
+    with pytest.raises(RuntimeError, match="DG_PAGED_MQA_CONFIG"):
+        run(c)
+    monkeypatch.setenv("DG_PAGED_MQA_CONFIG", "default")
+    check(run(c), c)
 
 
 @pytest.mark.parametrize("weights_dtype", [torch.float32, torch.bfloat16])
