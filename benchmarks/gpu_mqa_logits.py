@@ -67,8 +67,8 @@ def check_rows(out, q, kv, sf, w, ks, ke, rows: int = 8) -> float:
 
 # The tuning variants of the native kernel (csrc/cuda/mqa_logits.cu, kConfigs).
 CONFIGS = [
-    "default", "default+fuse", "default+lin", "st16", "wsmem", "wg3", "wg4", "n256", "n256+fuse", "n256+lin",
-    "n256s16", "s128", "s128+fuse", "wg4s256", "wg4s256+fuse", "n256s128", "n256s128+fuse",
+    "default", "default+fuse", "default+lin", "st16", "wsmem", "wg3", "n256", "n256+fuse", "n256+lin",
+    "n256s16", "s128", "s128+fuse", "n256s128", "n256s128+fuse", "wg4", "wg4s256",
 ]  # fmt: skip
 
 

@@ -45,9 +45,11 @@ inline bool metadata(const at::Tensor& context_lens, int block_kv, int num_sms, 
 // is an error.
 inline int config_variant() {
   const char* env = std::getenv("DG_PAGED_MQA_CONFIG");
-  if (env == nullptr) return cuda::kPagedWg2;
+  // The default, from the H200 sweep of benchmarks/gpu_paged_mqa_logits.py --sweep (docs/performance.md).
+  constexpr int kDefault = cuda::kPagedWg4 | cuda::kPagedSplit;
+  if (env == nullptr) return kDefault;
   const std::string v(env);
-  if (v.empty() || v == "default") return cuda::kPagedWg2;
+  if (v.empty() || v == "default") return kDefault;
   const std::string suffix = "_split";
   const bool split = v.size() > suffix.size() && v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0;
   const std::string base = split ? v.substr(0, v.size() - suffix.size()) : v;

@@ -552,10 +552,9 @@ HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& 
   if (!aligned || !small) return plan;  // the scalar kernel
 
   const int num_sms = std::max(1, p.num_sms);
-  // The heuristic: 128-row tiles for tall, narrow problems, 64-row ones otherwise.
-  const int variant = config.variant >= 0 && config.variant < kNumVariants ? config.variant
-                      : p.m > 512 && p.n <= 24                             ? 0
-                                                                           : 1;
+  // The heuristic: 32-row tiles with a producer warp, 4 CTAs per SM (m32c4w), the best or within
+  // 4% of the best variant on every shape of the H200 sweep (benchmarks/gpu_hc_prenorm.py --sweep).
+  const int variant = config.variant >= 0 && config.variant < kNumVariants ? config.variant : 7;
   const VariantInfo& v = kVariants[variant];
   plan.tma = true;
   plan.variant = variant;

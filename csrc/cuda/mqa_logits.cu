@@ -54,10 +54,13 @@ struct Tuning {
   static constexpr int kStageKeys = kBlockKv * kSlices;
   static constexpr int kThreads = (kMathWG + 1) * 128;
   static constexpr int kProducerRegs = kMathWG == 2 ? 40 : 32;
-  static constexpr int kMathRegs = kMathWG == 2 ? 232 : (kMathWG == 3 ? 160 : 120);
+  static constexpr int kMathRegs = kMathWG == 2 ? 232 : (kMathWG == 3 ? 160 : 112);
   static_assert(kMathWG >= 2 && kMathWG <= 4 && (kNB == 1 || kNB == 2), "unsupported tuning");
   static_assert(kSlices == 1 || kSlices == kMathWG, "a stage is one tile or one tile per warpgroup");
-  static_assert(kProducerRegs + kMathWG * kMathRegs <= 512, "register file");
+  // setmaxnreg moves registers within what the CTA was launched with: kThreads times the
+  // per-thread count of __launch_bounds__(kThreads, 1), 65536 / kThreads rounded down to 8.
+  static constexpr int kLaunchRegs = (65536 / kThreads) / 8 * 8;
+  static_assert(kProducerRegs + kMathWG * kMathRegs <= (kMathWG + 1) * kLaunchRegs, "registers beyond the launch");
 };
 
 using DefaultTuning = Tuning<2, 1, 8, false>;

@@ -209,8 +209,8 @@ def test_native_kernels_ran():
 
 # The tuning variants of the native kernel (csrc/cuda/mqa_logits.cu, kConfigs).
 CONFIGS = [
-    "default", "default+lin", "default+fuse", "st16", "wsmem", "wg3", "wg4", "n256", "n256+fuse+lin", "n256s16",
-    "s128", "wg4s256", "n256s128", "wg4s256+fuse",
+    "default", "default+lin", "default+fuse", "st16", "wsmem", "wg3", "n256", "n256+fuse+lin", "n256s16",
+    "s128", "n256s128",
 ]  # fmt: skip
 CONFIG_CASES = [
     (257, 2048, 64, 128, torch.float32, True, 0, "causal"),
