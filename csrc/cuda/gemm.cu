@@ -20,16 +20,20 @@ struct Compiled {
   int block_m, block_n;
   bool sfb_per_row;
   bool bf16;
+  int variant;
   int (*stages)();
   cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
 
 // clang-format off
 #define DG_GEMM_ENTRY(BM, BN, ROW, BF16) \
-  Compiled{BM, BN, ROW, BF16, &Shape<BM, BN, ROW, BF16>::stages, &Shape<BM, BN, ROW, BF16>::launch},
+  Compiled{BM, BN, ROW, BF16, 0, &Shape<BM, BN, ROW, BF16>::stages, &Shape<BM, BN, ROW, BF16>::launch},
+#define DG_GEMM_VARIANT_ENTRY(BM, BN, ROW, VAR) \
+  Compiled{BM, BN, ROW, false, VAR, &Shape<BM, BN, ROW, false, VAR>::stages, &Shape<BM, BN, ROW, false, VAR>::launch},
 // clang-format on
-const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY)};
+const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_VARIANTS(DG_GEMM_VARIANT_ENTRY)};
 #undef DG_GEMM_ENTRY
+#undef DG_GEMM_VARIANT_ENTRY
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -107,24 +111,44 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 
+// DG_SM90_GEMM_VARIANT=N (a tuning override): the FP8 main-loop variant to run, 0 when unset.
+int requested_variant() {
+  const char* env = std::getenv("DG_SM90_GEMM_VARIANT");
+  if (env == nullptr || *env == '\0') return 0;
+  const int v = std::atoi(env);
+  return v >= 0 && v <= 3 ? v : 0;
+}
+
+// The variant the problem runs: the requested one when some compiled tile of it serves the
+// problem, else the default.
+int variant_for(const GemmProblem& p) {
+  const int v = requested_variant();
+  if (v == 0) return 0;
+  for (const auto& c : kCompiled) {
+    if (c.variant == v && usable(p, c)) return v;
+  }
+  return 0;
+}
+
 // DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128) forces one compiled shape when it fits.
-const Compiled* override_shape(const GemmProblem& p) {
+const Compiled* override_shape(const GemmProblem& p, int variant) {
   const char* env = std::getenv("DG_SM90_GEMM_CONFIG");
   if (env == nullptr || *env == '\0') return nullptr;
   int bm = 0, bn = 0;
   if (std::sscanf(env, "%dx%d", &bm, &bn) != 2) return nullptr;
   for (const auto& c : kCompiled) {
-    if (c.block_m == bm && c.block_n == bn && usable(p, c)) return &c;
+    if (c.block_m == bm && c.block_n == bn && c.variant == variant && usable(p, c)) return &c;
   }
   return nullptr;
 }
 
 const Compiled* choose(const GemmProblem& p) {
-  if (const Compiled* forced = override_shape(p)) return forced;
+  const int variant = variant_for(p);
+  if (const Compiled* forced = override_shape(p, variant)) return forced;
   const Compiled* best = nullptr;
   double best_ns = 0.0;
   for (const auto& c : kCompiled) {
-    if (!usable(p, c)) continue;
+    if (c.variant != variant || !usable(p, c)) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads.
     const bool better = best == nullptr || ns < best_ns * 0.99 ||
@@ -148,6 +172,7 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
                                                         : static_cast<int64_t>(ceil_div(p.m, c.block_m)) *
                                                               ceil_div(p.n, c.block_n) * tile_groups(p);
   cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
+  cfg.variant = c.variant;
   return cfg;
 }
 
@@ -212,9 +237,10 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (c == nullptr) return cudaErrorNotSupported;
   const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
-    std::fprintf(stderr, "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
+    std::fprintf(stderr,
+                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d variant=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
-                 cfg.stages, cfg.num_ctas);
+                 cfg.stages, cfg.num_ctas, cfg.variant);
   }
   return c->launch(p, cfg, stream);
 }

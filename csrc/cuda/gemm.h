@@ -80,14 +80,19 @@ struct GemmConfig {
   int stages = 0;  // pipeline depth the kernel was compiled with
   int swizzle = 0;  // N-units per band of the tile order
   int num_ctas = 0;  // persistent CTAs launched
+  int variant = 0;  // FP8 main-loop variant (0 the default; see gemm_config)
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.
 std::string gemm_unsupported(const GemmProblem& p);
 
 // The configuration the launcher will use: a pure function of the problem's shape, SFB
-// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN
-// when set, a tuning override).
+// granularity, output dtype, group layout and num_sms, and of two tuning overrides read
+// from the environment on every call: DG_SM90_GEMM_CONFIG=BMxBN forces a compiled tile,
+// DG_SM90_GEMM_VARIANT=N picks the FP8 main-loop variant (0 default, 1 two scratch
+// accumulators overlapping the wgmmas of the next K block with the promotion, 2 SFA loaded
+// by the consumer threads, 3 both), the choice then among the tiles compiled with it (an
+// FP8 problem no such tile serves, and every BF16 one, runs the default).
 GemmConfig gemm_config(const GemmProblem& p);
 
 // Enqueues the GEMM on `stream`.  No host synchronisation, no allocation.

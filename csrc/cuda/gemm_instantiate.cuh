@@ -13,17 +13,18 @@
 
 namespace deep_gemm::cuda::gemm_detail {
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
-int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::stages() {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::stages() {
   return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>::kStages;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
 auto* kernel_of() {
   if constexpr (kBf16) {
+    static_assert(kVariant == 0, "the variants are FP8 main loops");
     return &sm90_bf16_gemm_kernel<kBlockM, kBlockN>;
   } else {
-    return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
+    return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow, kVariant>;
   }
 }
 
@@ -43,8 +44,8 @@ inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_by
                 swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem& p, const GemmConfig& cfg,
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const GemmProblem& p, const GemmConfig& cfg,
                                                                cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
@@ -56,7 +57,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
   if constexpr (!kBf16) {
     if (batch_sum) return cudaErrorNotSupported;
   }
-  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16>();
+  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
@@ -157,7 +158,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
   if constexpr (kSfbPerRow && !kBf16) {
     if (k_grouped) {
       // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
-      auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
+      auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN, kVariant>;
       static const cudaError_t grouped_attr =
           cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
       if (grouped_attr != cudaSuccess) return grouped_attr;
@@ -206,3 +207,5 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
 }  // namespace deep_gemm::cuda::gemm_detail
 
 #define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16) template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16>;
+#define DG_GEMM_INSTANTIATE_VARIANT(BM, BN, ROW, VAR) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, false, VAR>;

@@ -106,9 +106,18 @@ struct StageInfo {
   int flags;
   int k_blocks;  // stages of the item
   int z;  // D's group (the 3-D output map's outer coordinate)
-  int pad[2];
+  int pad;
+  int64_t sfa_off;  // SFA element offset of the tile's first row at the item's first K block
 };
 constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K blocks), the end of work
+
+// Compile-time variants of the FP8 main loop (bits; 0 is the default), selected on the host
+// by DG_SM90_GEMM_VARIANT (see gemm.h):
+//   kOverlap      two scratch accumulators: the wgmmas of K block k + 1 are in flight while
+//                 block k is scaled into the accumulator (wgmma.wait_group 1);
+//   kConsumerSfa  each consumer thread loads its two rows' SFA from global memory itself, one
+//                 K block ahead, instead of the producer's per-stage cp.async copies.
+constexpr int kOverlap = 1, kConsumerSfa = 2;
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Traits {
@@ -143,8 +152,10 @@ struct Traits {
   // The CTA's register pool is fixed at launch (168 per thread for 384 threads, the
   // compiler's count for 256): 40 x 128 + 232 x 256 fits 168 x 384 exactly.  Asking for
   // more than the pool holds would block setmaxnreg.inc forever.
+  // With one math warpgroup (256 threads, a pool of 240 per thread) the producer keeps 96:
+  // its schedule (group runs, psum search, K-group table) then needs no local memory.
   static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 232 : 240;
-  static constexpr int kProducerRegs = 40;
+  static constexpr int kProducerRegs = kMathWarpgroups == 2 ? 40 : 96;
 };
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
@@ -182,7 +193,7 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
 }
 
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const CUtensorMap* tm_a;
@@ -241,10 +252,13 @@ struct Producer {
                        const float* sfb, int sf_kb0) {
     const int rows = r_lo | (r_hi << 16);
     const int sfb_row0 = kSfbPerRow ? n0 : n0 / 128;
+    const int64_t sfa_off = kBf16 ? 0
+                                  : (sfa - args.sfa) + static_cast<int64_t>(sfa_row0) * args.sfa_mn +
+                                        static_cast<int64_t>(sf_kb0) * args.sfa_k;
     int kk = 0;  // K block within the current group
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes);
+      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, 0, sfa_off}, T::kABytes + T::kBBytes);
       if (lane == 0) {
         tma_load_3d(ma, &full()[stage], smem_a() + stage * T::kABytes, kk * T::kBlockKValues, a_row0, z_ab);
         tma_load_3d(mb, &full()[stage], smem_b() + stage * T::kBBytes, kk * T::kBlockKValues, b_row0, z_ab);
@@ -258,12 +272,14 @@ struct Producer {
         continue;
       }
       const int64_t sf_k = static_cast<int64_t>(sf_kb0 + kb);
-      float* sfa_dst = smem_sfa() + stage * kBlockM;
+      if constexpr (!(kVariant & kConsumerSfa)) {
+        float* sfa_dst = smem_sfa() + stage * kBlockM;
 #pragma unroll
-      for (int i = lane; i < kBlockM; i += 32) {
-        const bool ok = i >= r_lo && i < r_hi;
-        sm90::cp_async_4(sfa_dst + i,
-                         sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + sf_k * args.sfa_k, ok);
+        for (int i = lane; i < kBlockM; i += 32) {
+          const bool ok = i >= r_lo && i < r_hi;
+          sm90::cp_async_4(sfa_dst + i,
+                           sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + sf_k * args.sfa_k, ok);
+        }
       }
       float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
       if constexpr (kSfbPerRow) {
@@ -283,12 +299,12 @@ struct Producer {
 
   // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (psum padding).
   __device__ void zero_item(int d_row0, int n0, int r_lo, int r_hi) {
-    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, {0, 0}}, 0);
+    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, 0, 0}, 0);
     close_stage();
   }
 
   __device__ void finish() {
-    open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, {0, 0}}, 0);
+    open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, 0, 0}, 0);
     close_stage();
   }
 
@@ -432,7 +448,7 @@ struct Producer {
   }
 };
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
@@ -472,7 +488,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
-      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16> producer{&tm_a, &tm_b, table, args, smem, lane};
+      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant> producer{&tm_a, &tm_b, table, args, smem, lane};
       producer.run(blockIdx.x, gridDim.x);
     }
     return;
@@ -551,69 +567,139 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (lane == 0) p::mbar_arrive(&empty[prev_stage]);
       }
     }
-    for (int kb = 0; kb < (kBf16 ? 0 : k_blocks); ++kb) {
-      if (kb > 0) p::mbar_wait(&full[stage], phase);
-      const float* sfa_s = smem_sfa + stage * kBlockM;
-      const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
-      const float sa_lo = sfa_s[row_lo];
-      const float sa_hi = sfa_s[row_lo + 8];
-      float sb_first = 0.0f, sb_second = 0.0f;
-      float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
-      if constexpr (kSfbPerRow) {
+    if constexpr (!kBf16) {
+      // Per K block: 4 wgmma m64 x BLOCK_N x k32 into a scratch accumulator, then the scratch
+      // scaled by SFA[row] * SFB[col block] (or SFB[col]) is added to `acc`, in float32.
+      constexpr bool kOwnSfa = (kVariant & kConsumerSfa) != 0;
+      // This thread's two rows' SFA (kConsumerSfa): block kb's values, the next block's loaded
+      // while block kb runs.  Rows outside the item are never written: they read nothing.
+      const float* sfa_item = args.sfa + si.sfa_off;
+      const bool own_lo = row_lo >= r_lo && row_lo < r_hi;
+      const bool own_hi = row_lo + 8 >= r_lo && row_lo + 8 < r_hi;
+      float next_sa_lo = 0.0f, next_sa_hi = 0.0f;
+      auto load_sfa = [&](int kb) {
+        if constexpr (kOwnSfa) {
+          const float* col = sfa_item + static_cast<int64_t>(kb) * args.sfa_k;
+          next_sa_lo = own_lo ? __ldg(col + static_cast<int64_t>(row_lo) * args.sfa_mn) : 0.0f;
+          next_sa_hi = own_hi ? __ldg(col + static_cast<int64_t>(row_lo + 8) * args.sfa_mn) : 0.0f;
+        }
+      };
+      if (k_blocks > 0) load_sfa(0);
+      // Block kb's scales of stage s: SFA of the two rows (from the stage, or the registers
+      // loaded one block ahead, the next block's load then issued), SFB of the one or two
+      // 128-column blocks the tile spans (1D2D).
+      float sa_lo = 0.0f, sa_hi = 0.0f, sb_first = 0.0f, sb_second = 0.0f;
+      auto read_scales = [&](int s, int kb) {
+        if constexpr (kOwnSfa) {
+          sa_lo = next_sa_lo;
+          sa_hi = next_sa_hi;
+          if (kb + 1 < k_blocks) load_sfa(kb + 1);
+        } else {
+          const float* sfa_s = smem_sfa + s * kBlockM;
+          sa_lo = sfa_s[row_lo];
+          sa_hi = sfa_s[row_lo + 8];
+        }
+        if constexpr (!kSfbPerRow) {
+          const float* sfb_s = smem_sfb + s * T::kSfbFloats;
+          sb_first = sfb_s[0];
+          sb_second = sfb_s[1];
+        }
+      };
+      auto issue = [&](float* dst, int s) {
+        const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + s * T::kABytes + warpgroup * 64 * kBlockK);
+        const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + s * T::kBBytes);
+        p::wgmma_fence();
 #pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
-          sb_cols[2 * j] = v.x;
-          sb_cols[2 * j + 1] = v.y;
+        for (int kk = 0; kk < kBlockK / 32; ++kk) {
+          p::fp8_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, dst, kk > 0);
+        }
+        p::wgmma_commit();
+      };
+      auto release = [&](int s) {
+        __syncwarp();  // every lane's shared-memory reads of stage s are done
+        if (lane == 0) p::mbar_arrive(&empty[s]);
+      };
+      // Scales the finished scratch `src` of stage s into `acc` and releases the stage.  Per-row
+      // SFB is read from the stage during the promotion (no registers held across the wgmma),
+      // so the stage is released after it; 1D2D scales are in registers and it goes first.
+      auto promote = [&](const float* src, int s) {
+        if constexpr (kSfbPerRow) {
+          const float* sfb_s = smem_sfb + s * T::kSfbFloats;
+#pragma unroll
+          for (int j = 0; j < kBlockN / 8; ++j) {
+            const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
+            acc[4 * j + 0] += src[4 * j + 0] * (sa_lo * v.x);
+            acc[4 * j + 1] += src[4 * j + 1] * (sa_lo * v.y);
+            acc[4 * j + 2] += src[4 * j + 2] * (sa_hi * v.x);
+            acc[4 * j + 3] += src[4 * j + 3] * (sa_hi * v.y);
+          }
+          release(s);
+        } else {
+          release(s);
+          const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
+          const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
+#pragma unroll
+          for (int j = 0; j < kBlockN / 8; ++j) {
+            const bool first = 8 * j < sfb_split;
+            const float lo = first ? lo_first : lo_second;
+            const float hi = first ? hi_first : hi_second;
+            acc[4 * j + 0] += src[4 * j + 0] * lo;
+            acc[4 * j + 1] += src[4 * j + 1] * lo;
+            acc[4 * j + 2] += src[4 * j + 2] * hi;
+            acc[4 * j + 3] += src[4 * j + 3] * hi;
+          }
+        }
+      };
+      auto advance = [&]() {
+        if (++stage == kStages) {
+          stage = 0;
+          phase ^= 1;
+        }
+      };
+      if constexpr ((kVariant & kOverlap) == 0) {
+        float part[kBlockN / 2];
+#pragma unroll 1
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          if (kb > 0) p::mbar_wait(&full[stage], phase);
+          read_scales(stage, kb);
+          issue(part, stage);
+          p::wgmma_wait<0>();
+#pragma unroll
+          for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(part[i]);
+          promote(part, stage);
+          advance();
         }
       } else {
-        sb_first = sfb_s[0];
-        sb_second = sfb_s[1];
-        sb_cols[0] = 0.0f;
-      }
-
-      float part[kBlockN / 2];
-      const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + stage * T::kABytes + warpgroup * 64 * kBlockK);
-      const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + stage * T::kBBytes);
-      p::wgmma_fence();
+        // Block kb + 1's wgmmas are issued into the other scratch before block kb's are
+        // waited for (one group stays in flight), so the tensor cores run while kb is scaled.
+        float part0[kBlockN / 2], part1[kBlockN / 2];
+        int cur = stage;
+        auto step = [&](float* done, float* next, int kb) {
+          read_scales(cur, kb);
+          int nxt = cur;
+          if (kb + 1 < k_blocks) {
+            p::mbar_wait(&full[stage], phase);
+            issue(next, stage);
+            nxt = stage;
+            advance();
+            p::wgmma_wait<1>();
+          } else {
+            p::wgmma_wait<0>();
+          }
 #pragma unroll
-      for (int kk = 0; kk < kBlockK / 32; ++kk) {
-        p::fp8_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, part, kk > 0);
-      }
-      p::wgmma_commit();
-      p::wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(part[i]);
-
-      // Release the stage once every lane's shared-memory reads are done.
-      __syncwarp();
-      if (lane == 0) p::mbar_arrive(&empty[stage]);
-
-      if constexpr (kSfbPerRow) {
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          acc[4 * j + 0] += part[4 * j + 0] * (sa_lo * sb_cols[2 * j]);
-          acc[4 * j + 1] += part[4 * j + 1] * (sa_lo * sb_cols[2 * j + 1]);
-          acc[4 * j + 2] += part[4 * j + 2] * (sa_hi * sb_cols[2 * j]);
-          acc[4 * j + 3] += part[4 * j + 3] * (sa_hi * sb_cols[2 * j + 1]);
+          for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(done[i]);
+          promote(done, cur);
+          cur = nxt;
+        };
+        if (k_blocks > 0) {
+          issue(part0, stage);
+          advance();
         }
-      } else {
-        const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
-        const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const bool first = 8 * j < sfb_split;
-          const float lo = first ? lo_first : lo_second;
-          const float hi = first ? hi_first : hi_second;
-          acc[4 * j + 0] += part[4 * j + 0] * lo;
-          acc[4 * j + 1] += part[4 * j + 1] * lo;
-          acc[4 * j + 2] += part[4 * j + 2] * hi;
-          acc[4 * j + 3] += part[4 * j + 3] * hi;
+#pragma unroll 1
+        for (int kb = 0; kb < k_blocks; kb += 2) {
+          step(part0, part1, kb);
+          if (kb + 1 < k_blocks) step(part1, part0, kb + 1);
         }
-      }
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
       }
     }
 
@@ -761,26 +847,26 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 }
 
 // Kernel names, so that profiles tell the families apart (`fp8_gemm`, `bf16_gemm`, ...).
-template <int kBlockM, int kBlockN, bool kSfbPerRow>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, int kVariant>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::kThreads, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                          const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, kSfbPerRow, false, kVariant>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.
-template <int kBlockM, int kBlockN>
+template <int kBlockM, int kBlockN, int kVariant>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThreads, 1)
     sm90_fp8_k_grouped_gemm_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
                                    const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
+  gemm_body<kBlockM, kBlockN, true, false, kVariant>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, true, 0>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // BF16 D = C + sum_g A[g] B[g]^T (the einsum 'bmk,bnk->mn'), one accumulation over every K.
@@ -788,7 +874,7 @@ template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_bmn_bnk_mn_gemm_impl(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                    const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, true, 0>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 }  // namespace deep_gemm::cuda::gemm_detail

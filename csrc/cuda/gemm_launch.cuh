@@ -24,9 +24,16 @@ namespace deep_gemm::cuda::gemm_detail {
   X(128, 64, false, true) X(128, 128, false, true) X(128, 192, false, true) X(128, 256, false, true)
 #define DG_GEMM_SHAPES(X) \
   DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_ROW(X) DG_BF16_GEMM_SHAPES(X)
+// FP8 main-loop variants (gemm_kernel.cuh: 1 overlap, 2 consumer-loaded SFA, 3 both), each for
+// the shapes where it may pay: V(BLOCK_M, BLOCK_N, SFB per row, variant).  Two scratch
+// accumulators fit the registers up to BLOCK_N 128.
+#define DG_FP8_GEMM_VARIANTS(V) \
+  V(64, 128, false, 1) V(128, 64, false, 1) V(128, 128, false, 1) V(128, 128, true, 1) \
+  V(128, 128, false, 2) V(128, 144, false, 2) V(128, 160, false, 2) V(128, 128, true, 2) \
+  V(64, 128, false, 3) V(128, 128, false, 3) V(128, 128, true, 3)
 // clang-format on
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant = 0>
 struct Shape {
   static int stages();
   static cudaError_t launch(const GemmProblem& p, const GemmConfig& cfg, cudaStream_t stream);
