@@ -46,7 +46,7 @@ inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_by
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
 cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const GemmProblem& p, const GemmConfig& cfg,
-                                                               cudaStream_t stream) {
+                                                                         cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
   const bool batch_sum = p.layout == GemmLayout::kBatchSum;
@@ -57,6 +57,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   if constexpr (!kBf16) {
     if (batch_sum) return cudaErrorNotSupported;
   }
+  // CTA pairs sharing B: dense problems, an even grid of 2-CTA clusters.
+  constexpr bool kMc = (kVariant & kMulticast) != 0;
+  if (kMc && (p.layout != GemmLayout::kDense || cfg.num_ctas % 2 != 0)) return cudaErrorNotSupported;
   auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
@@ -75,8 +78,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
     const int64_t b_z = three_d ? p.b_group : static_cast<int64_t>(b_rows) * p.ldb;
     if (!make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
                      CU_TENSOR_MAP_SWIZZLE_128B) ||
-        !make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues, kBlockN,
-                     CU_TENSOR_MAP_SWIZZLE_128B)) {
+        !make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues,
+                     kMc ? kBlockN / 2 : kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
       return cudaErrorInvalidValue;
     }
   }
@@ -105,7 +108,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   // K-grouped problems always copy a separate C first: empty groups are never visited.
   if (k_grouped && p.c != nullptr && !c_is_d && !c_copyable) return cudaErrorNotSupported;
   const void* c = p.c;
-  if ((tma_out || k_grouped) && c != nullptr && !c_is_d) {
+  const bool split = cfg.split > 1;  // the reduction kernel adds C
+  if (split && (p.layout != GemmLayout::kDense || p.workspace == nullptr)) return cudaErrorInvalidValue;
+  if (!split && (tma_out || k_grouped) && c != nullptr && !c_is_d) {
     const uint64_t copy_rows = static_cast<uint64_t>(p.m) * (grouped_out ? p.groups : 1);
     const cudaError_t st =
         cudaMemcpy2DAsync(p.d, static_cast<size_t>(p.ldd) * d_bytes, p.c, static_cast<size_t>(p.ldc) * d_bytes,
@@ -146,6 +151,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   args.out_add = tma_out && c != nullptr ? 1 : 0;
   args.clip_rows = p.layout == GemmLayout::kDense || batched || k_grouped || batch_sum ? 1 : 0;
   const uintptr_t pair_bytes = f32 ? 8 : 4;
+  args.split = split ? cfg.split : 1;
+  args.partial = static_cast<float*>(p.workspace);
   args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&
                        args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
@@ -155,6 +162,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   launch.blockDim = dim3(T::kThreads);
   launch.dynamicSmemBytes = T::kSmemBytes;
   launch.stream = stream;
+  cudaLaunchAttribute cluster{};
+  if constexpr (kMc) {
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 2;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    launch.attrs = &cluster;
+    launch.numAttrs = 1;
+  }
   if constexpr (kSfbPerRow && !kBf16) {
     if (k_grouped) {
       // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
