@@ -58,8 +58,12 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
     if (batch_sum) return cudaErrorNotSupported;
   }
   // CTA pairs sharing B: dense problems, an even grid of 2-CTA clusters.
+  // CTA pairs sharing B and split-K serve dense problems only (pairs: an even grid of 2-CTA
+  // clusters).
   constexpr bool kMc = (kVariant & kMulticast) != 0;
-  if (kMc && (p.layout != GemmLayout::kDense || cfg.num_ctas % 2 != 0)) return cudaErrorNotSupported;
+  constexpr bool kDenseOnly = (kVariant & (kMulticast | kSplitK)) != 0;
+  if (kDenseOnly && p.layout != GemmLayout::kDense) return cudaErrorNotSupported;
+  if (kMc && cfg.num_ctas % 2 != 0) return cudaErrorNotSupported;
   auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
@@ -171,7 +175,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
     launch.attrs = &cluster;
     launch.numAttrs = 1;
   }
-  if constexpr (kSfbPerRow && !kBf16) {
+  if constexpr (kSfbPerRow && !kBf16 && !kDenseOnly) {
     if (k_grouped) {
       // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
       auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN, kVariant>;

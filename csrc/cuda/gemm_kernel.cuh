@@ -40,6 +40,10 @@
 //   element is touched by one reduction, so the result is deterministic.  Anything else
 //   (bf16 with C, partial slabs of contiguous layouts, tiles with BLOCK_N % 32 != 0) is
 //   written from registers with bounds checks (C is read before D is written).
+// - Main-loop variants (template argument kVariant, bits kOverlap, kConsumerSfa, kMulticast,
+//   kSplitK, described where they are defined) change the schedule of the above: the
+//   accumulation order of each element is the default's except under kSplitK, whose ranges
+//   a second kernel adds in a fixed order.
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
