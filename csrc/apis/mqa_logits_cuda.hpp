@@ -55,7 +55,13 @@ inline bool ragged(const at::Tensor& q, const at::Tensor& kv, const at::Tensor& 
   const c10::cuda::CUDAGuard guard(out.device());
   p.num_sms = runtime::get_num_sms();
   // DG_MQA_LOGITS_CONFIG: a tuning override naming a kernel variant (docs/gpu.md), read per call.
-  if (const char* env = std::getenv("DG_MQA_LOGITS_CONFIG")) {
+  // Unset or empty: n256s128 where that variant is compiled (D 128, H 32 or 64; within 2% of the fastest
+  // of the H200 sweep on every benchmark shape, docs/performance.md), the base tiling elsewhere.
+  const char* env = std::getenv("DG_MQA_LOGITS_CONFIG");
+  if ((env == nullptr || *env == '\0') && p.head_dim == 128 && (p.heads == 32 || p.heads == 64)) {
+    env = "n256s128";
+  }
+  if (env != nullptr) {
     p.config = cuda::mqa_logits_config(env);
     if (p.config < 0) {
       fail_unsupported(std::string("DG_MQA_LOGITS_CONFIG=") + env +
