@@ -12,12 +12,8 @@ it supports the recipe), the upstream figure measured side by side on an H200 (t
 target table of gpu-targets.md), and the ratios.  `--other MODULE` also times a second
 DeepGEMM-compatible package (e.g. upstream built under another name) in the same run.
 `--sweep` times every compiled kernel shape per problem (DG_SM90_GEMM_CONFIG).
-`--variant-sweep` times the 18 forward shapes under each FP8 main-loop variant
-(DG_SM90_GEMM_VARIANT, the heuristic choosing the tile within each; every result checked)
-and prints a variant x shape table.
 
     python benchmarks/gpu_gemm.py [--repeats 40] [--markdown out.md] [--other NAME] [--sweep]
-    python benchmarks/gpu_gemm.py --variant-sweep [--repeats 10] [--markdown out.md]
 """
 
 from __future__ import annotations
@@ -146,60 +142,6 @@ class Case:
         return run
 
 
-# DG_SM90_GEMM_VARIANT values (csrc/cuda/gemm.h), sums of bits: 1 two scratch accumulators
-# overlapping the next K block's wgmmas with the promotion, 2 SFA loaded by the consumer
-# threads, 4 dense problems in 2-CTA clusters sharing B by TMA multicast, 8 dense problems with
-# few tiles split along K (a fixed-order reduction kernel adds the partials); 0 the default.
-VARIANTS = {
-    "0 default": "0", "1 overlap": "1", "2 own-SFA": "2", "3 overlap+own-SFA": "3", "4 pair-B": "4",
-    "5 pair-B+overlap": "5", "6 pair-B+own-SFA": "6", "8 split-K": "8", "9 split-K+overlap": "9",
-}  # fmt: skip
-# The variants that change grouped problems (bits 4 and 8 serve dense ones only).
-GROUPED_VARIANTS = {name: v for name, v in VARIANTS.items() if int(v) < 4}
-
-
-def variant_table(title: str, names: list[str], times: dict[str, list[float]], upstream: list[float | None]) -> str:
-    """Markdown table: one row per variant, one column per shape (µs), the upstream figure last."""
-    lines = [f"| {title} | " + " | ".join(names) + " | geomean upstream/ours |", "|" + "---|" * (len(names) + 2)]
-    for variant, ts in times.items():
-        ratios = [u / t for u, t in zip(upstream, ts, strict=True) if u is not None]
-        geo = f"{statistics.geometric_mean(ratios):.3f}" if ratios else "–"
-        lines.append(f"| {variant} | " + " | ".join(f"{t:.1f}" for t in ts) + f" | {geo} |")
-    if any(u is not None for u in upstream):
-        lines.append("| upstream | " + " | ".join("–" if u is None else f"{u:.1f}" for u in upstream) + " | 1 |")
-    best = [min(times, key=lambda v, i=i: times[v][i]) for i in range(len(names))]
-    lines.append("| fastest | " + " | ".join(b.split()[0] for b in best) + " | |")
-    return "\n".join(lines)
-
-
-def variant_sweep(args: argparse.Namespace, flush: torch.Tensor) -> None:
-    """The forward shapes under each main-loop variant; every variant's result is checked."""
-    names: list[str] = []
-    times: dict[str, list[float]] = {v: [] for v in VARIANTS}
-    upstream: list[float | None] = []
-    for kind, m, n, k in forward_cases():
-        case = Case(kind, m, n, k)
-        ref = case.reference()
-        names.append(f"{m}x{n}x{k}")
-        upstream.append(UPSTREAM_US.get((m, n, k)))
-        fn = case.call(deep_gemm)
-        for variant, value in VARIANTS.items():
-            os.environ["DG_SM90_GEMM_VARIANT"] = value
-            case.d.zero_()
-            fn()
-            diff = calc_diff(case.d, ref)
-            assert diff < 1e-3, f"variant {variant} {m}x{n}x{k}: calc_diff {diff}"
-            times[variant].append(time_gpu([fn], args.repeats, flush)[0])
-        os.environ.pop("DG_SM90_GEMM_VARIANT", None)
-        print(f"{m:6d} {n:6d} {k:6d} | " + " | ".join(f"{v} {times[v][-1]:8.1f}" for v in VARIANTS), flush=True)
-        del case, ref
-    text = variant_table("variant \\ m x n x k (µs)", names, times, upstream)
-    text += f"\n\nGPU: {torch.cuda.get_device_name()}. Command: python {' '.join(sys.argv)}"
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=40)
@@ -208,13 +150,9 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="time every compiled kernel shape per problem")
     parser.add_argument("--forward-only", action="store_true")
     parser.add_argument("--sweep-json", default=None, help="write every swept time here")
-    parser.add_argument("--variant-sweep", action="store_true", help="the forward shapes under each FP8 variant")
     args = parser.parse_args()
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
-    if args.variant_sweep:
-        variant_sweep(args, flush)
-        return
     other = importlib.import_module(args.other) if args.other else None
     cases = forward_cases() + ([] if args.forward_only else backward_cases())
     rows = []

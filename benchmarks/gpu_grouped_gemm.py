@@ -13,18 +13,12 @@ drawn in [0.7, 1.3] x expected m, expected_m passed as 1.2 x expected m.  Method
 inputs, L2 flushed before every timed call, CUDA events, median, calls interleaved (see
 gpu_gemm.py).  Every case is checked against a float64 reference on sampled groups first.
 
-`--variant-sweep` times a few FP8 cases under each main-loop variant (DG_SM90_GEMM_VARIANT,
-see gpu_gemm.py; every result checked, the torch anchors not timed) as a variant x case table.
-
     python benchmarks/gpu_grouped_gemm.py [--repeats 10] [--markdown out.md]
-    python benchmarks/gpu_grouped_gemm.py --variant-sweep [--repeats 10] [--markdown out.md]
 """
 
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import random
 import statistics
 import sys
@@ -32,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
-from gpu_gemm import GROUPED_VARIANTS, time_gpu, time_host, variant_table
+from gpu_gemm import time_gpu, time_host
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -65,15 +59,6 @@ EINSUM_BHR = {
     (4096, 8, 4096, 1024): 371.9,
 }  # fmt: skip
 ALIGN = 128
-# The variant sweep times our calls alone.
-TIME_ANCHORS = True
-
-
-def time_pair(ours: Callable[[], None], anchor: Callable[[], None], repeats: int, flush: torch.Tensor) -> list[float]:
-    """Median µs of ours and of the torch anchor (nan when the anchors are not timed)."""
-    if not TIME_ANCHORS:
-        return [time_gpu([ours], repeats, flush)[0], math.nan]
-    return time_gpu([ours, anchor], repeats, flush)
 
 
 def peak_bytes(fn: Callable[[], None]) -> int:
@@ -119,7 +104,7 @@ def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Te
         for g2 in range(groups):
             torch.matmul(deq_a[g2], deq_b[g2].t(), out=out[g2])
 
-    t_ours, t_torch = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {
         "m": m,
         "ours": t_ours,
@@ -146,7 +131,7 @@ def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
     def anchor() -> None:
         torch.einsum("bhr,hdr->bhd", x, y)
 
-    t_ours, t_torch = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {
         "m": nb,
         "ours": t_ours,
@@ -204,7 +189,7 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
         for g2, r in enumerate(spans):
             torch._scaled_mm(a[r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
 
-    t_ours, t_torch = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
 
 
@@ -239,7 +224,7 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
                 a_t[g2, :r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[g2, :r]
             )
 
-    t_ours, t_torch = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {"m": sum(counts), "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
 
 
@@ -266,7 +251,7 @@ def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: to
     def anchor() -> None:
         torch._grouped_mm(a, bt, offs=ends, out_dtype=torch.bfloat16)
 
-    t_ours, t_torch = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
 
 
@@ -291,69 +276,18 @@ def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.
     def anchor() -> None:  # the whole max_m rows per group: torch has no masked form
         torch._grouped_mm(a, bt, out_dtype=torch.bfloat16)
 
-    t_ours, t_torch = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
     return {"m": sum(counts), "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
-
-
-# The variant sweep's cases: (family, key) of the tables above.
-SWEEP_CASES = [
-    ("contiguous", (4, 33024, 6144, 7168)),
-    ("contiguous_psum", (8, 31232, 4096, 4096)),
-    ("masked", (6, 1024, 6144, 7168)),
-    ("masked", (32, 192, 6144, 7168)),
-    ("k_grouped_fp8_nt", (4, 4096, 7168, 34304)),
-    ("k_grouped_fp8_nt", (4, 7168, 2048, 33024)),
-]
-
-
-def variant_sweep(args: argparse.Namespace, flush: torch.Tensor) -> None:
-    global TIME_ANCHORS
-    TIME_ANCHORS = False
-    runs: dict[str, Callable[[tuple[int, int, int, int]], dict]] = {
-        "contiguous": lambda key: contiguous_case(key, False, args.repeats, flush),
-        "contiguous_psum": lambda key: contiguous_case(key, True, args.repeats, flush),
-        "masked": lambda key: masked_case(key, args.repeats, flush),
-        "k_grouped_fp8_nt": lambda key: k_grouped_case(key, args.repeats, flush),
-    }
-    tables = {"contiguous": CONTIGUOUS, "contiguous_psum": CONTIGUOUS, "masked": MASKED, "k_grouped_fp8_nt": K_GROUPED}
-    names = [f"{family} {'x'.join(map(str, key))}" for family, key in SWEEP_CASES]
-    times: dict[str, list[float]] = {v: [] for v in GROUPED_VARIANTS}
-    upstream: list[float | None] = []
-    for family, key in SWEEP_CASES:
-        target = None
-        for variant, value in GROUPED_VARIANTS.items():
-            os.environ["DG_SM90_GEMM_VARIANT"] = value
-            random.seed(0)  # the same group sizes under every variant
-            r = runs[family](key)
-            assert r["diff"] < 1e-3, f"variant {variant} {family} {key}: calc_diff {r['diff']}"
-            times[variant].append(r["ours"])
-            target = tables[family][key] * (r["m"] / key[1] if "contiguous" in family else 1.0)
-        os.environ.pop("DG_SM90_GEMM_VARIANT", None)
-        upstream.append(target)
-        print(
-            f"{family:16s} {'x'.join(map(str, key)):22s} | "
-            + " | ".join(f"{v} {times[v][-1]:8.1f}" for v in GROUPED_VARIANTS),
-            flush=True,
-        )
-    text = variant_table("variant \\ case (µs)", names, times, upstream)
-    text += f"\n\nGPU: {torch.cuda.get_device_name()}. Command: python {' '.join(sys.argv)}"
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--markdown", default=None)
-    parser.add_argument("--variant-sweep", action="store_true", help="a few FP8 cases under each main-loop variant")
     args = parser.parse_args()
     random.seed(0)
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
-    if args.variant_sweep:
-        variant_sweep(args, flush)
-        return
     rows: list[tuple[str, str, float, dict]] = []
     cases: list[tuple[str, tuple[int, int, int, int], float, Callable[[], dict]]] = []
     for key, up in CONTIGUOUS.items():

@@ -85,12 +85,6 @@ inline bool launch(cuda::GemmProblem& p, const at::Tensor& d) {
   const c10::cuda::CUDAGuard guard(d.device());
   p.num_sms = runtime::get_num_sms();
   if (!cuda::gemm_unsupported(p).empty()) return false;
-  // Split-K partial sums (a tuning variant): scratch from the caching allocator, on this stream.
-  at::Tensor workspace;
-  if (const size_t bytes = cuda::gemm_workspace_bytes(p); bytes > 0) {
-    workspace = at::empty({static_cast<int64_t>(bytes)}, d.options().dtype(at::kByte));
-    p.workspace = workspace.data_ptr();
-  }
   const cudaError_t status = cuda::gemm(p, at::cuda::getCurrentCUDAStream());
   if (status != cudaSuccess) {
     fail_unsupported(std::string("the sm90a FP8 GEMM kernel failed: ") + cudaGetErrorString(status));

@@ -1,7 +1,5 @@
 // The GEMM dispatcher: argument limits, the tile-configuration heuristic and the launch.
 
-#include <cuda_bf16.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,23 +20,16 @@ struct Compiled {
   int block_m, block_n;
   bool sfb_per_row;
   bool bf16;
-  int variant;
   int (*stages)();
   cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
 
 // clang-format off
 #define DG_GEMM_ENTRY(BM, BN, ROW, BF16) \
-  Compiled{BM, BN, ROW, BF16, 0, &Shape<BM, BN, ROW, BF16>::stages, &Shape<BM, BN, ROW, BF16>::launch},
-#define DG_GEMM_VARIANT_ENTRY(BM, BN, ROW, VAR) \
-  Compiled{BM, BN, ROW, false, VAR, &Shape<BM, BN, ROW, false, VAR>::stages, &Shape<BM, BN, ROW, false, VAR>::launch},
+  Compiled{BM, BN, ROW, BF16, &Shape<BM, BN, ROW, BF16>::stages, &Shape<BM, BN, ROW, BF16>::launch},
 // clang-format on
-const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_VARIANTS(DG_GEMM_VARIANT_ENTRY)};
+const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY)};
 #undef DG_GEMM_ENTRY
-#undef DG_GEMM_VARIANT_ENTRY
-
-constexpr int kMulticastVariant = 4;  // variants with this bit run dense problems in CTA pairs
-constexpr int kSplitVariant = 8;  // and with this one dense problems split along K
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -81,28 +72,13 @@ int64_t tile_k(const GemmProblem& p) {
 // operand traffic at a per-SM share of L2 bandwidth; two math warpgroups expose some of their
 // MMA wait; waves of persistent tiles add up; and the call is never faster than moving its
 // operands once through HBM.
-// K splits per tile of a split-K variant: enough ranges of at least 4 K blocks to fill the
-// SMs, none empty; 1 (no split) when the tiles alone fill half the SMs.
-int split_of(const GemmProblem& p, const Compiled& c) {
-  if ((c.variant & kSplitVariant) == 0 || p.layout != GemmLayout::kDense) return 1;
-  const int64_t tiles = static_cast<int64_t>(ceil_div(p.m, c.block_m)) * ceil_div(p.n, c.block_n);
-  const int k_blocks = ceil_div(p.k, 128);
-  if (tiles == 0 || tiles * 2 > p.num_sms) return 1;
-  const int want = static_cast<int>(std::min<int64_t>({p.num_sms / tiles, k_blocks / 4, 16}));
-  if (want < 2) return 1;
-  const int per = ceil_div(k_blocks, want);
-  return ceil_div(k_blocks, per);
-}
-
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
-  const int split = split_of(p, c);
   const double tiles =
-      static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p)) * split;
+      static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p));
   const double waves = std::ceil(tiles / num_sms);
   // A BF16 K block is 64 values: the same bytes per stage, half the MMA work of FP8's 128.
   const int64_t k = tile_k(p);
-  const double k_blocks =
-      std::ceil(static_cast<double>((k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128)) / static_cast<double>(split));
+  const double k_blocks = static_cast<double>((k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128));
   constexpr double kFlopPerNsPerSm = 9000.0;
   constexpr double kL2BytesPerNsPerSm = 30.0;
   constexpr double kHbmBytesPerNs = 3500.0;
@@ -123,59 +99,32 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double hbm = (rows * static_cast<double>(k) + static_cast<double>(p.n) * static_cast<double>(k) * b_groups +
                       rows * p.n * (f32 ? 4 : 2) * (p.c != nullptr ? 2 : 1)) /
                      kHbmBytesPerNs;
-  // Split-K: the float32 partials written and read back by the reduction, and its launch.
-  const double reduce = split > 1 ? (static_cast<double>(split) * 8.0 + (f32 ? 4 : 2) * (p.c != nullptr ? 2 : 1)) *
-                                            static_cast<double>(p.m) * p.n / kHbmBytesPerNs +
-                                        2500.0
-                                  : 0.0;
-  return std::max(waves * tile, hbm) + 2000.0 + reduce;
+  return std::max(waves * tile, hbm) + 2000.0;
 }
 
 bool usable(const GemmProblem& p, const Compiled& c) {
   const bool bf16 = p.ab_dtype == InDtype::kBf16;
-  if ((c.variant & kMulticastVariant) != 0 && (p.layout != GemmLayout::kDense || p.num_sms < 2)) return false;
-  if ((c.variant & kSplitVariant) != 0 && p.layout != GemmLayout::kDense) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 
-// DG_SM90_GEMM_VARIANT=N (a tuning override): the FP8 main-loop variant to run, 0 when unset.
-int requested_variant() {
-  const char* env = std::getenv("DG_SM90_GEMM_VARIANT");
-  if (env == nullptr || *env == '\0') return 0;
-  const int v = std::atoi(env);
-  return v >= 0 && v <= 15 ? v : 0;
-}
-
-// The variant the problem runs: the requested one when some compiled tile of it serves the
-// problem, else the default.
-int variant_for(const GemmProblem& p) {
-  const int v = requested_variant();
-  if (v == 0) return 0;
-  for (const auto& c : kCompiled) {
-    if (c.variant == v && usable(p, c)) return v;
-  }
-  return 0;
-}
-
 // DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128) forces one compiled shape when it fits.
-const Compiled* override_shape(const GemmProblem& p, int variant) {
+const Compiled* override_shape(const GemmProblem& p) {
   const char* env = std::getenv("DG_SM90_GEMM_CONFIG");
   if (env == nullptr || *env == '\0') return nullptr;
   int bm = 0, bn = 0;
   if (std::sscanf(env, "%dx%d", &bm, &bn) != 2) return nullptr;
   for (const auto& c : kCompiled) {
-    if (c.block_m == bm && c.block_n == bn && c.variant == variant && usable(p, c)) return &c;
+    if (c.block_m == bm && c.block_n == bn && usable(p, c)) return &c;
   }
   return nullptr;
 }
 
 const Compiled* choose(const GemmProblem& p) {
-  const int variant = variant_for(p);
-  if (const Compiled* forced = override_shape(p, variant)) return forced;
+  if (const Compiled* forced = override_shape(p)) return forced;
   const Compiled* best = nullptr;
   double best_ns = 0.0;
   for (const auto& c : kCompiled) {
-    if (c.variant != variant || !usable(p, c)) continue;
+    if (!usable(p, c)) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads.
     const bool better = best == nullptr || ns < best_ns * 0.99 ||
@@ -199,17 +148,6 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
                                                         : static_cast<int64_t>(ceil_div(p.m, c.block_m)) *
                                                               ceil_div(p.n, c.block_n) * tile_groups(p);
   cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
-  if ((c.variant & kMulticastVariant) != 0) {
-    // 2-CTA clusters, one per pair of vertically adjacent tiles.
-    const int64_t pairs = static_cast<int64_t>(ceil_div(ceil_div(p.m, c.block_m), 2)) * ceil_div(p.n, c.block_n);
-    cfg.num_ctas = static_cast<int>(2 * std::max<int64_t>(1, std::min<int64_t>(pairs, p.num_sms / 2)));
-  }
-  cfg.variant = c.variant;
-  cfg.split = split_of(p, c);
-  if (cfg.split > 1) {
-    cfg.num_ctas = static_cast<int>(std::min<int64_t>(
-        static_cast<int64_t>(ceil_div(p.m, c.block_m)) * ceil_div(p.n, c.block_n) * cfg.split, p.num_sms));
-  }
   return cfg;
 }
 
@@ -264,32 +202,6 @@ std::string gemm_unsupported(const GemmProblem& p) {
   return {};
 }
 
-// D = C + sum over splits s (in order) of partial[s]: one thread per element.
-__global__ void sm90_gemm_split_k_reduce(const float* partial, int splits, int m, int n, const void* c, int64_t ldc,
-                                         void* d, int64_t ldd, int f32) {
-  const int64_t total = static_cast<int64_t>(m) * n;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float sum = 0.0f;
-    for (int s = 0; s < splits; ++s) sum += partial[s * total + i];
-    const int64_t row = i / n, col = i - row * n;
-    if (f32) {
-      if (c != nullptr) sum += static_cast<const float*>(c)[row * ldc + col];
-      static_cast<float*>(d)[row * ldd + col] = sum;
-    } else {
-      if (c != nullptr) sum += __bfloat162float(static_cast<const __nv_bfloat16*>(c)[row * ldc + col]);
-      static_cast<__nv_bfloat16*>(d)[row * ldd + col] = __float2bfloat16_rn(sum);
-    }
-  }
-}
-
-size_t gemm_workspace_bytes(const GemmProblem& p) {
-  const Compiled* c = choose(p);
-  if (c == nullptr) return 0;
-  const int split = split_of(p, *c);
-  return split > 1 ? static_cast<size_t>(split) * static_cast<size_t>(p.m) * static_cast<size_t>(p.n) * 4 : 0;
-}
-
 GemmConfig gemm_config(const GemmProblem& p) {
   const Compiled* c = choose(p);
   return c == nullptr ? GemmConfig{} : config_of(p, *c);
@@ -300,20 +212,11 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (c == nullptr) return cudaErrorNotSupported;
   const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
-    std::fprintf(stderr,
-                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d variant=%d "
-                 "split=%d\n",
+    std::fprintf(stderr, "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
-                 cfg.stages, cfg.num_ctas, cfg.variant, cfg.split);
+                 cfg.stages, cfg.num_ctas);
   }
-  if (cfg.split > 1 && p.workspace == nullptr) return cudaErrorInvalidValue;
-  const cudaError_t st = c->launch(p, cfg, stream);
-  if (st != cudaSuccess || cfg.split <= 1) return st;
-  const int64_t total = static_cast<int64_t>(p.m) * p.n;
-  const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, static_cast<int64_t>(p.num_sms) * 8));
-  sm90_gemm_split_k_reduce<<<blocks, 256, 0, stream>>>(static_cast<const float*>(p.workspace), cfg.split, p.m, p.n, p.c,
-                                                       p.ldc, p.d, p.ldd, p.d_dtype == OutDtype::kFloat ? 1 : 0);
-  return cudaGetLastError();
+  return c->launch(p, cfg, stream);
 }
 
 }  // namespace deep_gemm::cuda

@@ -11,7 +11,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -73,7 +72,6 @@ struct GemmProblem {
   const void* c = nullptr;  // optional, D's dtype, row stride ldc (group stride c_group); may be d
   int64_t ldc = 0, c_group = 0;
   int num_sms = 0;  // SMs the kernel may use
-  void* workspace = nullptr;  // gemm_workspace_bytes(*this) bytes of device memory, when nonzero
 };
 
 // One compiled kernel shape: BLOCK_M x BLOCK_N tiles (K blocks of 128).
@@ -82,26 +80,15 @@ struct GemmConfig {
   int stages = 0;  // pipeline depth the kernel was compiled with
   int swizzle = 0;  // N-units per band of the tile order
   int num_ctas = 0;  // persistent CTAs launched
-  int variant = 0;  // FP8 main-loop variant (0 the default; see gemm_config)
-  int split = 1;  // K splits per tile (variant bit 8), 1 when not split
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.
 std::string gemm_unsupported(const GemmProblem& p);
 
 // The configuration the launcher will use: a pure function of the problem's shape, SFB
-// granularity, output dtype, group layout and num_sms, and of two tuning overrides read
-// from the environment on every call: DG_SM90_GEMM_CONFIG=BMxBN forces a compiled tile,
-// DG_SM90_GEMM_VARIANT=N picks the FP8 main-loop variant, a sum of bits (0 the default):
-// 1 two scratch accumulators, the wgmmas of the next K block overlapping the promotion;
-// 2 SFA loaded by the consumer threads; 4 dense problems in 2-CTA clusters sharing B by TMA
-// multicast; 8 dense problems with fewer tiles than SMs split along K, the float32 partial
-// sums added in a fixed order by a second kernel.  The choice is then among the tiles compiled with that variant (an
-// FP8 problem no such tile serves, and every BF16 one, runs the default).
+// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN
+// when set, a tuning override).
 GemmConfig gemm_config(const GemmProblem& p);
-
-// Device bytes the call needs in `workspace` (split-K partial sums), 0 for most problems.
-size_t gemm_workspace_bytes(const GemmProblem& p);
 
 // Enqueues the GEMM on `stream`.  No host synchronisation, no allocation.
 cudaError_t gemm(const GemmProblem& p, cudaStream_t stream);

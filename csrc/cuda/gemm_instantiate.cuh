@@ -13,18 +13,17 @@
 
 namespace deep_gemm::cuda::gemm_detail {
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
-int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::stages() {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::stages() {
   return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>::kStages;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 auto* kernel_of() {
   if constexpr (kBf16) {
-    static_assert(kVariant == 0, "the variants are FP8 main loops");
     return &sm90_bf16_gemm_kernel<kBlockM, kBlockN>;
   } else {
-    return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow, kVariant>;
+    return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
   }
 }
 
@@ -44,9 +43,9 @@ inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_by
                 swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const GemmProblem& p, const GemmConfig& cfg,
-                                                                         cudaStream_t stream) {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem& p, const GemmConfig& cfg,
+                                                               cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
   const bool batch_sum = p.layout == GemmLayout::kBatchSum;
@@ -57,14 +56,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   if constexpr (!kBf16) {
     if (batch_sum) return cudaErrorNotSupported;
   }
-  // CTA pairs sharing B: dense problems, an even grid of 2-CTA clusters.
-  // CTA pairs sharing B and split-K serve dense problems only (pairs: an even grid of 2-CTA
-  // clusters).
-  constexpr bool kMc = (kVariant & kMulticast) != 0;
-  constexpr bool kDenseOnly = (kVariant & (kMulticast | kSplitK)) != 0;
-  if (kDenseOnly && p.layout != GemmLayout::kDense) return cudaErrorNotSupported;
-  if (kMc && cfg.num_ctas % 2 != 0) return cudaErrorNotSupported;
-  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>();
+  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
@@ -82,8 +74,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
     const int64_t b_z = three_d ? p.b_group : static_cast<int64_t>(b_rows) * p.ldb;
     if (!make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
                      CU_TENSOR_MAP_SWIZZLE_128B) ||
-        !make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues,
-                     kMc ? kBlockN / 2 : kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
+        !make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues, kBlockN,
+                     CU_TENSOR_MAP_SWIZZLE_128B)) {
       return cudaErrorInvalidValue;
     }
   }
@@ -112,9 +104,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   // K-grouped problems always copy a separate C first: empty groups are never visited.
   if (k_grouped && p.c != nullptr && !c_is_d && !c_copyable) return cudaErrorNotSupported;
   const void* c = p.c;
-  const bool split = cfg.split > 1;  // the reduction kernel adds C
-  if (split && (p.layout != GemmLayout::kDense || p.workspace == nullptr)) return cudaErrorInvalidValue;
-  if (!split && (tma_out || k_grouped) && c != nullptr && !c_is_d) {
+  if ((tma_out || k_grouped) && c != nullptr && !c_is_d) {
     const uint64_t copy_rows = static_cast<uint64_t>(p.m) * (grouped_out ? p.groups : 1);
     const cudaError_t st =
         cudaMemcpy2DAsync(p.d, static_cast<size_t>(p.ldd) * d_bytes, p.c, static_cast<size_t>(p.ldc) * d_bytes,
@@ -155,8 +145,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   args.out_add = tma_out && c != nullptr ? 1 : 0;
   args.clip_rows = p.layout == GemmLayout::kDense || batched || k_grouped || batch_sum ? 1 : 0;
   const uintptr_t pair_bytes = f32 ? 8 : 4;
-  args.split = split ? cfg.split : 1;
-  args.partial = static_cast<float*>(p.workspace);
   args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&
                        args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
@@ -166,19 +154,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
   launch.blockDim = dim3(T::kThreads);
   launch.dynamicSmemBytes = T::kSmemBytes;
   launch.stream = stream;
-  cudaLaunchAttribute cluster{};
-  if constexpr (kMc) {
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = 2;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    launch.attrs = &cluster;
-    launch.numAttrs = 1;
-  }
-  if constexpr (kSfbPerRow && !kBf16 && !kDenseOnly) {
+  if constexpr (kSfbPerRow && !kBf16) {
     if (k_grouped) {
       // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
-      auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN, kVariant>;
+      auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
       static const cudaError_t grouped_attr =
           cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
       if (grouped_attr != cudaSuccess) return grouped_attr;
@@ -227,5 +206,3 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant>::launch(const G
 }  // namespace deep_gemm::cuda::gemm_detail
 
 #define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16) template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16>;
-#define DG_GEMM_INSTANTIATE_VARIANT(BM, BN, ROW, VAR) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, false, VAR>;

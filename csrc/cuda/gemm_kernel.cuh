@@ -40,10 +40,6 @@
 //   element is touched by one reduction, so the result is deterministic.  Anything else
 //   (bf16 with C, partial slabs of contiguous layouts, tiles with BLOCK_N % 32 != 0) is
 //   written from registers with bounds checks (C is read before D is written).
-// - Main-loop variants (template argument kVariant, bits kOverlap, kConsumerSfa, kMulticast,
-//   kSplitK, described where they are defined) change the schedule of the above: the
-//   accumulation order of each element is the default's except under kSplitK, whose ranges
-//   a second kernel adds in a fixed order.
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -88,8 +84,6 @@ struct KernelArgs {
   int out_add;  // the TMA path reduce-adds the float32 tile onto D (C is D)
   int clip_rows;  // items end at the output map's row boundary: partial slabs may use the TMA path
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
-  int split;  // kSplitK: K splits per tile (1: none)
-  float* partial;  // kSplitK: float32 partial sums [split, m, n]
 };
 
 // K-grouped problems: one entry per non-empty group, passed as a kernel parameter.
@@ -112,31 +106,9 @@ struct StageInfo {
   int flags;
   int k_blocks;  // stages of the item
   int z;  // D's group (the 3-D output map's outer coordinate)
-  int pad;
-  int64_t sfa_off;  // SFA element offset of the tile's first row at the item's first K block
+  int pad[2];
 };
-// StageInfo::flags: a zero item (no K blocks), the end of work, a split-K partial item.
-constexpr int kZero = 1, kEnd = 2, kPartial = 4;
-
-// Compile-time variants of the FP8 main loop (bits; 0 is the default), selected on the host
-// by DG_SM90_GEMM_VARIANT (see gemm.h):
-//   kOverlap      two scratch accumulators: the wgmmas of K block k + 1 are in flight while
-//                 block k is scaled into the accumulator (wgmma.wait_group 1);
-//   kConsumerSfa  each consumer thread loads its two rows' SFA from global memory itself, one
-//                 K block ahead, instead of the producer's per-stage cp.async copies;
-//   kMulticast    dense problems only: CTA pairs (2-CTA clusters) compute vertically adjacent
-//                 tiles (M blocks 2i and 2i + 1, one N block) and share B: each CTA loads one
-//                 half of B's tile and the TMA unit writes it into both CTAs' stage, so B's
-//                 L2 -> SM traffic halves.  A stage is refilled once both CTAs' consumers have
-//                 released it (every consumer warp arrives on its own and its peer's `empty`
-//                 barrier); a pair whose second M block lies past M computes an empty item
-//                 (no rows) so that both CTAs walk the same stages; the CTAs meet at a
-//                 cluster barrier before they exit;
-//   kSplitK       dense problems with fewer tiles than SMs: each tile's K blocks are cut into
-//                 `split` consecutive ranges, one work item each, whose float32 sums go to a
-//                 workspace [split, m, n]; a second kernel (gemm.cu) adds them in split order
-//                 (and C) into D, so the result is deterministic.
-constexpr int kOverlap = 1, kConsumerSfa = 2, kMulticast = 4, kSplitK = 8;
+constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K blocks), the end of work
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Traits {
@@ -171,10 +143,8 @@ struct Traits {
   // The CTA's register pool is fixed at launch (168 per thread for 384 threads, the
   // compiler's count for 256): 40 x 128 + 232 x 256 fits 168 x 384 exactly.  Asking for
   // more than the pool holds would block setmaxnreg.inc forever.
-  // With one math warpgroup (256 threads, a pool of 240 per thread) the producer keeps 96:
-  // its schedule (group runs, psum search, K-group table) then needs no local memory.
   static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 232 : 240;
-  static constexpr int kProducerRegs = kMathWarpgroups == 2 ? 40 : 96;
+  static constexpr int kProducerRegs = 40;
 };
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
@@ -202,17 +172,6 @@ __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void*
                : "memory");
 }
 
-// One box written into the same shared-memory offset of every CTA in `cta_mask` (this
-// cluster), each CTA's barrier at `bar`'s offset signalled.
-__device__ __forceinline__ void tma_load_3d_multicast(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0,
-                                                      int32_t c1, int32_t c2, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%4, %5, %6}], [%2], %3;" ::"r"(sm90::smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(sm90::smem_addr(bar)), "h"(cta_mask), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
-}
-
 // Element-wise D += box (float32 add, round to nearest), performed by the TMA unit.
 __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
                                                   int32_t c2) {
@@ -223,7 +182,7 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
 }
 
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const CUtensorMap* tm_a;
@@ -234,8 +193,6 @@ struct Producer {
   int lane;
   int stage = 0;
   uint32_t phase = 0;
-  int rank = 0;  // kMulticast: this CTA's rank in its pair
-  static constexpr bool kMc = (kVariant & kMulticast) != 0;
 
   __device__ __forceinline__ uint8_t* smem_a() const { return smem; }
   __device__ __forceinline__ uint8_t* smem_b() const { return smem + T::kOffB; }
@@ -279,28 +236,18 @@ struct Producer {
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
   // b_row0 at outer coordinate z_ab (a batch-summed item moves to the next group every
   // num_k_blocks blocks), scales from column sf_kb0 on; D's rows from d_row0 of group d_z.
-  // (A split-K item starts at K block kk0 and carries the kPartial flag.)
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
-                       const float* sfb, int sf_kb0, int kk0 = 0, int flags = 0) {
+                       const float* sfb, int sf_kb0) {
     const int rows = r_lo | (r_hi << 16);
     const int sfb_row0 = kSfbPerRow ? n0 : n0 / 128;
-    const int64_t sfa_off = kBf16 ? 0
-                                  : (sfa - args.sfa) + static_cast<int64_t>(sfa_row0) * args.sfa_mn +
-                                        static_cast<int64_t>(sf_kb0) * args.sfa_k;
-    int kk = kk0;  // K block within the current group
+    int kk = 0;  // K block within the current group
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, flags, k_blocks, d_z, 0, sfa_off}, T::kABytes + T::kBBytes);
+      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes);
       if (lane == 0) {
         tma_load_3d(ma, &full()[stage], smem_a() + stage * T::kABytes, kk * T::kBlockKValues, a_row0, z_ab);
-        if constexpr (kMc) {
-          // This CTA's half of B's tile, into both CTAs of the pair (the map's box is half a tile).
-          tma_load_3d_multicast(mb, &full()[stage], smem_b() + stage * T::kBBytes + rank * (kBlockN / 2) * kBlockK,
-                                kk * T::kBlockKValues, b_row0 + rank * (kBlockN / 2), z_ab, 0x3);
-        } else {
-          tma_load_3d(mb, &full()[stage], smem_b() + stage * T::kBBytes, kk * T::kBlockKValues, b_row0, z_ab);
-        }
+        tma_load_3d(mb, &full()[stage], smem_b() + stage * T::kBBytes, kk * T::kBlockKValues, b_row0, z_ab);
       }
       if (++kk == args.num_k_blocks && args.kind == kBatchSum) {
         kk = 0;
@@ -311,19 +258,16 @@ struct Producer {
         continue;
       }
       const int64_t sf_k = static_cast<int64_t>(sf_kb0 + kb);
-      if constexpr (!(kVariant & kConsumerSfa)) {
-        float* sfa_dst = smem_sfa() + stage * kBlockM;
-        // (Rolled loops: the producer runs in 40 registers.)
-#pragma unroll 1
-        for (int i = lane; i < kBlockM; i += 32) {
-          const bool ok = i >= r_lo && i < r_hi;
-          sm90::cp_async_4(sfa_dst + i,
-                           sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + sf_k * args.sfa_k, ok);
-        }
+      float* sfa_dst = smem_sfa() + stage * kBlockM;
+#pragma unroll
+      for (int i = lane; i < kBlockM; i += 32) {
+        const bool ok = i >= r_lo && i < r_hi;
+        sm90::cp_async_4(sfa_dst + i,
+                         sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + sf_k * args.sfa_k, ok);
       }
       float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
       if constexpr (kSfbPerRow) {
-#pragma unroll 1
+#pragma unroll
         for (int i = lane; i < kBlockN; i += 32) {
           const bool ok = n0 + i < args.n;
           sm90::cp_async_4(sfb_dst + i,
@@ -339,12 +283,12 @@ struct Producer {
 
   // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (psum padding).
   __device__ void zero_item(int d_row0, int n0, int r_lo, int r_hi) {
-    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, 0, 0}, 0);
+    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, {0, 0}}, 0);
     close_stage();
   }
 
   __device__ void finish() {
-    open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, 0, 0}, 0);
+    open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, {0, 0}}, 0);
     close_stage();
   }
 
@@ -426,11 +370,7 @@ struct Producer {
 
   // Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
   __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const {
-    tile_in(r, args.m_blocks, m_blk, n_blk);
-  }
-
-  __device__ __forceinline__ void tile_in(int r, int m_blocks, int& m_blk, int& n_blk) const {
-    const int band = args.swizzle * m_blocks;
+    const int band = args.swizzle * args.m_blocks;
     const int group = r / band;
     const int rest = r - group * band;
     const int first = group * args.swizzle;
@@ -479,34 +419,6 @@ struct Producer {
         const int rows = min(kBlockM, min(args.layout[g], args.m) - m0);
         item(g * args.m + m0, g * args.m + m0, n0, g, 0, rows);
       }
-    } else if (args.split > 1) {
-      // Dense split-K: unit t is K range t % split of tile t / split (the host sizes the
-      // ranges so that none is empty); D's group coordinate carries the range's index.
-      const int units = args.m_blocks * args.n_blocks * args.split;
-      const int per = (args.num_k_blocks + args.split - 1) / args.split;
-#pragma unroll 1
-      for (int t = cta; t < units; t += num_ctas) {
-        const int tile = t / args.split, sp = t - tile * args.split;
-        int m_blk = 0, n_blk = 0;
-        tile_of(tile, m_blk, n_blk);
-        const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
-        const int kb0 = sp * per;
-        const int count = min(args.num_k_blocks, kb0 + per) - kb0;
-        load(tm_a, tm_b, m0, n0, 0, m0, sp, n0, 0, min(kBlockM, args.m - m0), count, args.sfa, m0, args.sfb, kb0, kb0,
-             kPartial);
-      }
-    } else if (kMc) {
-      // Dense, in CTA pairs: pair unit t is M blocks 2i, 2i + 1 of one N block (the host
-      // launches pairs, consecutive CTAs forming one cluster).
-      const int pairs = (args.m_blocks + 1) / 2;
-      const int units = pairs * args.n_blocks;
-#pragma unroll 1
-      for (int t = cta / 2; t < units; t += num_ctas / 2) {
-        int m_pair = 0, n_blk = 0;
-        tile_in(t, pairs, m_pair, n_blk);
-        const int m0 = (2 * m_pair + rank) * kBlockM, n0 = n_blk * kBlockN;
-        item(m0, m0, n0, 0, 0, max(0, min(kBlockM, args.m - m0)));  // past M: an empty item
-      }
     } else {
       const int units = args.m_blocks * args.n_blocks;
 #pragma unroll 1
@@ -520,7 +432,7 @@ struct Producer {
   }
 };
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
@@ -543,21 +455,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int lane = threadIdx.x % 32;
   const int warpgroup = threadIdx.x / 128;
 
-  constexpr bool kMc = (kVariant & kMulticast) != 0;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       p::mbar_init(&full[s], 1 + 32);  // the producer's expect_tx, and 32 lanes' scale copies
-      p::mbar_init(&empty[s], T::kMathWarpgroups * 4 * (kMc ? 2 : 1));  // (and the peer's warps)
+      p::mbar_init(&empty[s], T::kMathWarpgroups * 4);
     }
     p::fence_mbar_init();
   }
-  // The peer CTA multicasts into this CTA's stages and arrives on its barriers: both CTAs'
-  // barriers are initialised before either goes on.
-  if constexpr (kMc) {
-    p::cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
 
   if (warpgroup == T::kMathWarpgroups) {
     // ---------------------------------------------------------------- producer
@@ -567,11 +472,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
-      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kVariant> producer{&tm_a, &tm_b, table, args, smem, lane};
-      if constexpr (kMc) producer.rank = static_cast<int>(p::cluster_cta_rank());
+      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16> producer{&tm_a, &tm_b, table, args, smem, lane};
       producer.run(blockIdx.x, gridDim.x);
     }
-    if constexpr (kMc) p::cluster_sync();  // the peer's last arrivals and copies are done
     return;
   }
 
@@ -585,7 +488,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   uint32_t phase = 0;
   bool stores_pending = false;
   float acc[kBlockN / 2];
-  const uint32_t peer = kMc ? (p::cluster_cta_rank() ^ 1u) : 0u;
 
 #pragma unroll 1
   for (;;) {
@@ -649,168 +551,73 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (lane == 0) p::mbar_arrive(&empty[prev_stage]);
       }
     }
-    if constexpr (!kBf16) {
-      // Per K block: 4 wgmma m64 x BLOCK_N x k32 into a scratch accumulator, then the scratch
-      // scaled by SFA[row] * SFB[col block] (or SFB[col]) is added to `acc`, in float32.
-      constexpr bool kOwnSfa = (kVariant & kConsumerSfa) != 0;
-      // This thread's two rows' SFA (kConsumerSfa): block kb's values, the next block's loaded
-      // while block kb runs.  Rows outside the item are never written: they read nothing.
-      const float* sfa_item = args.sfa + si.sfa_off;
-      const bool own_lo = row_lo >= r_lo && row_lo < r_hi;
-      const bool own_hi = row_lo + 8 >= r_lo && row_lo + 8 < r_hi;
-      float next_sa_lo = 0.0f, next_sa_hi = 0.0f;
-      auto load_sfa = [&](int kb) {
-        if constexpr (kOwnSfa) {
-          const float* col = sfa_item + static_cast<int64_t>(kb) * args.sfa_k;
-          next_sa_lo = own_lo ? __ldg(col + static_cast<int64_t>(row_lo) * args.sfa_mn) : 0.0f;
-          next_sa_hi = own_hi ? __ldg(col + static_cast<int64_t>(row_lo + 8) * args.sfa_mn) : 0.0f;
-        }
-      };
-      if (k_blocks > 0) load_sfa(0);
-      // Block kb's scales of stage s: SFA of the two rows (from the stage, or the registers
-      // loaded one block ahead, the next block's load then issued), SFB of the one or two
-      // 128-column blocks the tile spans (1D2D).
-      float sa_lo = 0.0f, sa_hi = 0.0f, sb_first = 0.0f, sb_second = 0.0f;
-      auto read_scales = [&](int s, int kb) {
-        if constexpr (kOwnSfa) {
-          sa_lo = next_sa_lo;
-          sa_hi = next_sa_hi;
-          if (kb + 1 < k_blocks) load_sfa(kb + 1);
-        } else {
-          const float* sfa_s = smem_sfa + s * kBlockM;
-          sa_lo = sfa_s[row_lo];
-          sa_hi = sfa_s[row_lo + 8];
-        }
-        if constexpr (!kSfbPerRow) {
-          const float* sfb_s = smem_sfb + s * T::kSfbFloats;
-          sb_first = sfb_s[0];
-          sb_second = sfb_s[1];
-        }
-      };
-      auto issue = [&](float* dst, int s) {
-        const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + s * T::kABytes + warpgroup * 64 * kBlockK);
-        const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + s * T::kBBytes);
-        p::wgmma_fence();
+    for (int kb = 0; kb < (kBf16 ? 0 : k_blocks); ++kb) {
+      if (kb > 0) p::mbar_wait(&full[stage], phase);
+      const float* sfa_s = smem_sfa + stage * kBlockM;
+      const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
+      const float sa_lo = sfa_s[row_lo];
+      const float sa_hi = sfa_s[row_lo + 8];
+      float sb_first = 0.0f, sb_second = 0.0f;
+      float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
+      if constexpr (kSfbPerRow) {
 #pragma unroll
-        for (int kk = 0; kk < kBlockK / 32; ++kk) {
-          p::fp8_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, dst, kk > 0);
-        }
-        p::wgmma_commit();
-      };
-      auto release = [&](int s) {
-        __syncwarp();  // every lane's shared-memory reads of stage s are done
-        if (lane == 0) p::mbar_arrive(&empty[s]);
-        if constexpr (kMc) {
-          if (lane == 1) p::mbar_arrive_cluster(&empty[s], peer);  // the peer refills its half of B here too
-        }
-      };
-      // Scales the finished scratch `src` of stage s into `acc` and releases the stage.  Per-row
-      // SFB is read from the stage during the promotion (no registers held across the wgmma),
-      // so the stage is released after it; 1D2D scales are in registers and it goes first.
-      auto promote = [&](const float* src, int s) {
-        if constexpr (kSfbPerRow) {
-          const float* sfb_s = smem_sfb + s * T::kSfbFloats;
-#pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j) {
-            const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
-            acc[4 * j + 0] += src[4 * j + 0] * (sa_lo * v.x);
-            acc[4 * j + 1] += src[4 * j + 1] * (sa_lo * v.y);
-            acc[4 * j + 2] += src[4 * j + 2] * (sa_hi * v.x);
-            acc[4 * j + 3] += src[4 * j + 3] * (sa_hi * v.y);
-          }
-          release(s);
-        } else {
-          release(s);
-          const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
-          const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
-#pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j) {
-            const bool first = 8 * j < sfb_split;
-            const float lo = first ? lo_first : lo_second;
-            const float hi = first ? hi_first : hi_second;
-            acc[4 * j + 0] += src[4 * j + 0] * lo;
-            acc[4 * j + 1] += src[4 * j + 1] * lo;
-            acc[4 * j + 2] += src[4 * j + 2] * hi;
-            acc[4 * j + 3] += src[4 * j + 3] * hi;
-          }
-        }
-      };
-      auto advance = [&]() {
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
-      };
-      if constexpr ((kVariant & kOverlap) == 0) {
-        float part[kBlockN / 2];
-#pragma unroll 1
-        for (int kb = 0; kb < k_blocks; ++kb) {
-          if (kb > 0) p::mbar_wait(&full[stage], phase);
-          read_scales(stage, kb);
-          issue(part, stage);
-          p::wgmma_wait<0>();
-#pragma unroll
-          for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(part[i]);
-          promote(part, stage);
-          advance();
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
+          sb_cols[2 * j] = v.x;
+          sb_cols[2 * j + 1] = v.y;
         }
       } else {
-        // Block kb + 1's wgmmas are issued into the other scratch before block kb's are
-        // waited for (one group stays in flight), so the tensor cores run while kb is scaled.
-        float part0[kBlockN / 2], part1[kBlockN / 2];
-        int cur = stage;
-        auto step = [&](float* done, float* next, int kb) {
-          read_scales(cur, kb);
-          int nxt = cur;
-          if (kb + 1 < k_blocks) {
-            p::mbar_wait(&full[stage], phase);
-            issue(next, stage);
-            nxt = stage;
-            advance();
-            p::wgmma_wait<1>();
-          } else {
-            p::wgmma_wait<0>();
-          }
+        sb_first = sfb_s[0];
+        sb_second = sfb_s[1];
+        sb_cols[0] = 0.0f;
+      }
+
+      float part[kBlockN / 2];
+      const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + stage * T::kABytes + warpgroup * 64 * kBlockK);
+      const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + stage * T::kBBytes);
+      p::wgmma_fence();
 #pragma unroll
-          for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(done[i]);
-          promote(done, cur);
-          cur = nxt;
-        };
-        if (k_blocks > 0) {
-          issue(part0, stage);
-          advance();
+      for (int kk = 0; kk < kBlockK / 32; ++kk) {
+        p::fp8_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, part, kk > 0);
+      }
+      p::wgmma_commit();
+      p::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(part[i]);
+
+      // Release the stage once every lane's shared-memory reads are done.
+      __syncwarp();
+      if (lane == 0) p::mbar_arrive(&empty[stage]);
+
+      if constexpr (kSfbPerRow) {
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          acc[4 * j + 0] += part[4 * j + 0] * (sa_lo * sb_cols[2 * j]);
+          acc[4 * j + 1] += part[4 * j + 1] * (sa_lo * sb_cols[2 * j + 1]);
+          acc[4 * j + 2] += part[4 * j + 2] * (sa_hi * sb_cols[2 * j]);
+          acc[4 * j + 3] += part[4 * j + 3] * (sa_hi * sb_cols[2 * j + 1]);
         }
-#pragma unroll 1
-        for (int kb = 0; kb < k_blocks; kb += 2) {
-          step(part0, part1, kb);
-          if (kb + 1 < k_blocks) step(part1, part0, kb + 1);
+      } else {
+        const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
+        const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const bool first = 8 * j < sfb_split;
+          const float lo = first ? lo_first : lo_second;
+          const float hi = first ? hi_first : hi_second;
+          acc[4 * j + 0] += part[4 * j + 0] * lo;
+          acc[4 * j + 1] += part[4 * j + 1] * lo;
+          acc[4 * j + 2] += part[4 * j + 2] * hi;
+          acc[4 * j + 3] += part[4 * j + 3] * hi;
         }
+      }
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
       }
     }
 
     // ---------------------------------------------------------------- epilogue
-    if (si.flags & kPartial) {
-      // Split-K: this range's float32 sums into the workspace (D's layout, unpadded rows).
-      float* out = args.partial + static_cast<int64_t>(si.z) * args.m * args.n;
-      const bool pairs = args.n % 2 == 0;
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = row_lo + 8 * h;
-          const int col = n0 + 8 * j + col_in_group;
-          if (r >= r_hi || col >= args.n) continue;
-          float* dst = out + static_cast<int64_t>(si.d_row0 + r) * args.n + col;
-          if (pairs) {
-            *reinterpret_cast<float2*>(dst) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-          } else {
-            dst[0] = acc[4 * j + 2 * h];
-            if (col + 1 < args.n) dst[1] = acc[4 * j + 2 * h + 1];
-          }
-        }
-      }
-      continue;
-    }
     const int slab = warpgroup * 64;
     // The slab goes out through the TMA unit when the item owns all its rows in D: a whole
     // slab, or (clip_rows) any non-empty slab, the map clipping rows past the item's end.
@@ -951,30 +758,29 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
   }
   if (stores_pending) p::tma_store_wait_all();
-  if constexpr (kMc) p::cluster_sync();
 }
 
 // Kernel names, so that profiles tell the families apart (`fp8_gemm`, `bf16_gemm`, ...).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, int kVariant>
+template <int kBlockM, int kBlockN, bool kSfbPerRow>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::kThreads, 1)
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                          const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, kSfbPerRow, false, kVariant>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.
-template <int kBlockM, int kBlockN, int kVariant>
+template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThreads, 1)
     sm90_fp8_k_grouped_gemm_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
                                    const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, true, false, kVariant>(table.a[0], table.b[0], tm_d, &table, args);
+  gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true, 0>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // BF16 D = C + sum_g A[g] B[g]^T (the einsum 'bmk,bnk->mn'), one accumulation over every K.
@@ -982,7 +788,7 @@ template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_bmn_bnk_mn_gemm_impl(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                    const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true, 0>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 }  // namespace deep_gemm::cuda::gemm_detail

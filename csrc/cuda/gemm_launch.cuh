@@ -24,24 +24,9 @@ namespace deep_gemm::cuda::gemm_detail {
   X(128, 64, false, true) X(128, 128, false, true) X(128, 192, false, true) X(128, 256, false, true)
 #define DG_GEMM_SHAPES(X) \
   DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_ROW(X) DG_BF16_GEMM_SHAPES(X)
-// FP8 main-loop variants (gemm_kernel.cuh; bits: 1 overlap, 2 consumer-loaded SFA, 4 CTA
-// pairs sharing B, 8 split-K), each for the shapes where it may pay: V(BLOCK_M, BLOCK_N, SFB per row,
-// variant).  Two scratch accumulators fit the registers up to BLOCK_N 128.
-// Three lists, instantiated by three units that compile in parallel.
-#define DG_FP8_GEMM_VARIANTS_A(V) \
-  V(64, 128, false, 1) V(128, 64, false, 1) V(128, 128, false, 1) V(128, 128, true, 1) \
-  V(128, 128, false, 2) V(128, 144, false, 2) V(128, 160, false, 2) V(128, 128, true, 2) \
-  V(64, 128, false, 3) V(128, 128, false, 3) V(128, 128, true, 3)
-#define DG_FP8_GEMM_VARIANTS_B(V) \
-  V(128, 128, false, 4) V(128, 144, false, 4) V(128, 160, false, 4) V(128, 128, true, 4) \
-  V(128, 128, false, 5) V(128, 128, true, 5) V(128, 160, false, 6) V(128, 128, true, 6)
-#define DG_FP8_GEMM_VARIANTS_C(V) \
-  V(64, 64, false, 8) V(64, 128, false, 8) V(128, 128, false, 8) V(64, 128, true, 8) \
-  V(64, 128, false, 9) V(64, 128, true, 9)
-#define DG_FP8_GEMM_VARIANTS(V) DG_FP8_GEMM_VARIANTS_A(V) DG_FP8_GEMM_VARIANTS_B(V) DG_FP8_GEMM_VARIANTS_C(V)
 // clang-format on
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kVariant = 0>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Shape {
   static int stages();
   static cudaError_t launch(const GemmProblem& p, const GemmConfig& cfg, cudaStream_t stream);

@@ -5,9 +5,7 @@ layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one grou
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
 padding), masked layouts with masked_m above and below expected_m.  Rows outside every
 group must keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
-with the group sizes changed in place between replays.  The ragged-ids, psum and masked
-cases also run under every FP8 main-loop variant (DG_SM90_GEMM_VARIANT).  Skipped without a
-GPU.
+with the group sizes changed in place between replays.  Skipped without a GPU.
 """
 
 from __future__ import annotations
@@ -20,13 +18,11 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
-from tests.support.kernels import GROUPED_GEMM_VARIANTS, compiled_gemm_shapes
+from tests.support.kernels import compiled_gemm_shapes
 
 pytestmark = pytest.mark.gpu
 
 ALIGN = 128
-# "0" (the default main loop) and every other FP8 variant.
-VARIANTS = ["0", *GROUPED_GEMM_VARIANTS]
 
 
 def _b(groups: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -79,9 +75,7 @@ def test_contiguous_aligned(groups: int, expected: int, n: int, k: int) -> None:
     _check_contiguous_ids(sizes, 0, n, k)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_contiguous_ragged_ids_with_padding(variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DG_SM90_GEMM_VARIANT", variant)
+def test_contiguous_ragged_ids_with_padding() -> None:
     _check_contiguous_ids([3, 1, 0, 200, 77], 5, 384, 640)
 
 
@@ -97,10 +91,8 @@ def _psum(sizes: list[int]) -> list[int]:
     return ends
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("zero_padding", [True, False])
-def test_psum_with_poisoned_gaps(zero_padding: bool, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DG_SM90_GEMM_VARIANT", variant)
+def test_psum_with_poisoned_gaps(zero_padding: bool) -> None:
     sizes = [300, 0, 129, 1, 512]
     n, k = 512, 1024
     ends = _psum(sizes)
@@ -145,10 +137,8 @@ def _masked_case(groups: int, max_m: int, n: int, k: int):
     return (torch.stack(a), torch.stack(sfa)), (b, sfb), torch.stack(a_ref), b_ref
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("groups,expected,n,k", [(6, 20, 1024, 2048), (4, 300, 512, 1024), (32, 64, 256, 512)], ids=str)
-def test_masked(groups: int, expected: int, n: int, k: int, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DG_SM90_GEMM_VARIANT", variant)
+def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     max_m = 512
     a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
     counts = [min(max_m, int(expected * random.uniform(0.3, 1.7))) for _ in range(groups)]

@@ -5,9 +5,7 @@ Against float64 references built from the definitions on fresh random inputs: K-
 with ragged sizes (empty groups, one group), C separate and C = D, 20-call determinism and
 CUDA-graph replay with the data changed in place; einsum 'bhr,hdr->bhd' (bf16 and FP8, B a
 strided slice, A and D strided views), 'bmk,bnk->mn' (float32 in place, float32 with a
-separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  The K-grouped and FP8
-einsum cases also run under every FP8 main-loop variant (DG_SM90_GEMM_VARIANT).  Skipped
-without a GPU.
+separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  Skipped without a GPU.
 """
 
 from __future__ import annotations
@@ -18,11 +16,8 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_token_cast_to_fp8
-from tests.support.kernels import GROUPED_GEMM_VARIANTS
 
 pytestmark = pytest.mark.gpu
-
-VARIANTS = ["0", *GROUPED_GEMM_VARIANTS]  # the default main loop and every other FP8 variant
 
 
 def _fp8(shape: tuple[int, ...]) -> torch.Tensor:
@@ -56,19 +51,6 @@ def _k_grouped(ks: list[int], m: int, n: int):
 )
 @pytest.mark.parametrize("in_place", [True, False], ids=["c_is_d", "c_separate"])
 def test_k_grouped_fp8_nt(ks: list[int], m: int, n: int, in_place: bool) -> None:
-    _check_k_grouped(ks, m, n, in_place)
-
-
-@pytest.mark.parametrize("variant", GROUPED_GEMM_VARIANTS)
-@pytest.mark.parametrize("ks,m,n", [([256, 0, 384, 128], 256, 384), ([1024, 640, 0, 256, 896], 384, 512)], ids=str)
-def test_k_grouped_fp8_nt_variants(
-    ks: list[int], m: int, n: int, variant: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DG_SM90_GEMM_VARIANT", variant)
-    _check_k_grouped(ks, m, n, in_place=True)
-
-
-def _check_k_grouped(ks: list[int], m: int, n: int, in_place: bool) -> None:
     a, sfa, b, sfb, product = _k_grouped(ks, m, n)
     c = torch.randn(len(ks), m, n, device="cuda")
     c0 = c.clone()
@@ -130,13 +112,9 @@ def test_einsum_bhr_hdr_bhd_bf16(nb: int, h: int, r: int, dd: int) -> None:
     assert torch.isnan(full[:, :, dd:].float()).all()
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("gran_n", [128, 1])
 @pytest.mark.parametrize("nb,h,r,dd", [(7, 4, 256, 128), (160, 8, 512, 320)], ids=str)
-def test_fp8_einsum_bhr_hdr_bhd(
-    nb: int, h: int, r: int, dd: int, gran_n: int, variant: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("DG_SM90_GEMM_VARIANT", variant)
+def test_fp8_einsum_bhr_hdr_bhd(nb: int, h: int, r: int, dd: int, gran_n: int) -> None:
     x = torch.randn(nb, h, r, device="cuda")
     xq, sx = per_token_cast_to_fp8(x.view(nb * h, r), use_ue8m0=False)
     xq, sx = xq.view(nb, h, r), sx.view(nb, h, -1)

@@ -3,7 +3,7 @@ csrc/cuda/gemm_launch.cuh; if that read broke, they would silently force nothing
 
 from __future__ import annotations
 
-from tests.support.kernels import GEMM_VARIANTS, compiled_gemm_shapes, compiled_gemm_variants
+from tests.support.kernels import compiled_gemm_shapes
 
 
 def test_every_kernel_family_has_compiled_shapes() -> None:
@@ -16,16 +16,3 @@ def test_every_kernel_family_has_compiled_shapes() -> None:
     assert all(s.block_n % 8 == 0 and 16 <= s.block_n <= 256 for s in shapes)
     assert not any(s.bf16 and s.sfb_per_row for s in shapes)  # BF16 has no scales
     assert len({(s.config, s.sfb_per_row, s.bf16) for s in shapes}) == len(shapes)
-
-
-def test_every_fp8_variant_has_compiled_tiles() -> None:
-    variants = compiled_gemm_variants()
-    assert {str(v.variant) for v in variants} == set(GEMM_VARIANTS)
-    for value in GEMM_VARIANTS:
-        tiles = [v for v in variants if str(v.variant) == value]
-        assert any(v.sfb_per_row for v in tiles) and any(not v.sfb_per_row for v in tiles)
-    # Two scratch accumulators (bit 1) fit the registers up to BLOCK_N 128; CTA pairs (bit 4)
-    # split B's tile into halves of whole 8-row swizzle atoms.
-    assert all(v.block_n <= 128 for v in variants if v.variant & 1)
-    assert all(v.block_n % 16 == 0 for v in variants if v.variant & 4)
-    assert all(v.block_m in (64, 128) and v.block_n % 8 == 0 for v in variants)

@@ -1,6 +1,5 @@
 """The compiled shapes of the native GEMM kernel, read from the one list that defines them
-(the X(...) lists of csrc/cuda/gemm_launch.cuh), for the tests and benchmarks that force each;
-likewise the FP8 main-loop variants (its V(...) list, selected by DG_SM90_GEMM_VARIANT)."""
+(the X(...) lists of csrc/cuda/gemm_launch.cuh), for the tests and benchmarks that force each."""
 
 from __future__ import annotations
 
@@ -26,25 +25,3 @@ class GemmShape(NamedTuple):
 def compiled_gemm_shapes() -> list[GemmShape]:
     found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", LAUNCH_HEADER.read_text())
     return sorted({GemmShape(int(m), int(n), row == "true", bf16 == "true") for m, n, row, bf16 in found})
-
-
-# The DG_SM90_GEMM_VARIANT values other than the default 0 (csrc/cuda/gemm.h), and those that
-# change grouped problems (the CTA-pair bit 4 and the split-K bit 8 serve dense ones only).
-GEMM_VARIANTS = ["1", "2", "3", "4", "5", "6", "8", "9"]
-GROUPED_GEMM_VARIANTS = ["1", "2", "3"]
-
-
-class GemmVariant(NamedTuple):
-    block_m: int
-    block_n: int
-    sfb_per_row: bool
-    variant: int
-
-    @property
-    def config(self) -> str:
-        return f"{self.block_m}x{self.block_n}"
-
-
-def compiled_gemm_variants() -> list[GemmVariant]:
-    found = re.findall(r"V\((\d+), (\d+), (true|false), (\d+)\)", LAUNCH_HEADER.read_text())
-    return sorted({GemmVariant(int(m), int(n), row == "true", int(v)) for m, n, row, v in found})

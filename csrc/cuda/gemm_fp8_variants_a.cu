@@ -1,4 +1,0 @@
-// Instantiates the FP8 main-loop variants of DG_FP8_GEMM_VARIANTS_A (gemm_launch.cuh).
-#include "cuda/gemm_instantiate.cuh"
-
-DG_FP8_GEMM_VARIANTS_A(DG_GEMM_INSTANTIATE_VARIANT)
