@@ -373,9 +373,9 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
 }
 
 // d[s] = sum over p in order of part[s * parts + p]; likewise sqr_sum.
-__global__ void tf32_hc_prenorm_gemm_reduce_kernel(const float* __restrict__ part_d, const float* __restrict__ part_sq,
-                                                   int64_t parts, int64_t m, int64_t n, int64_t splits,
-                                                   float* __restrict__ d, float* __restrict__ sqr_sum) {
+__global__ void hc_prenorm_split_k_reduce_kernel(const float* __restrict__ part_d, const float* __restrict__ part_sq,
+                                                 int64_t parts, int64_t m, int64_t n, int64_t splits,
+                                                 float* __restrict__ d, float* __restrict__ sqr_sum) {
   asm volatile("griddepcontrol.wait;" ::: "memory");  // a no-op unless launched as a dependent
   const int64_t per_split_d = m * n, total_d = splits * per_split_d, total = total_d + splits * m;
   for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total;
@@ -648,8 +648,8 @@ cudaError_t tf32_hc_prenorm_gemm(const HcPrenormProblem& p, const HcPrenormPlan&
     const int64_t total = p.splits * p.m * (p.n + 1);
     const auto blocks = static_cast<unsigned>(std::min<int64_t>(ceil_div64(total, 256), 65536));
     if (!plan.early_reduce) {
-      tf32_hc_prenorm_gemm_reduce_kernel<<<blocks, 256, 0, stream>>>(part_d, part_sq, plan.parts, p.m, p.n, p.splits,
-                                                                     p.d, p.sqr_sum);
+      hc_prenorm_split_k_reduce_kernel<<<blocks, 256, 0, stream>>>(part_d, part_sq, plan.parts, p.m, p.n, p.splits, p.d,
+                                                                   p.sqr_sum);
       return cudaGetLastError();
     }
     // Launched as a programmatic dependent: it is scheduled while the last launch finishes.
@@ -662,7 +662,7 @@ cudaError_t tf32_hc_prenorm_gemm(const HcPrenormProblem& p, const HcPrenormPlan&
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attr;
     config.numAttrs = 1;
-    return cudaLaunchKernelEx(&config, tf32_hc_prenorm_gemm_reduce_kernel, static_cast<const float*>(part_d),
+    return cudaLaunchKernelEx(&config, hc_prenorm_split_k_reduce_kernel, static_cast<const float*>(part_d),
                               static_cast<const float*>(part_sq), plan.parts, p.m, p.n, p.splits, p.d, p.sqr_sum);
   }
   return cudaSuccess;

@@ -313,3 +313,20 @@ def test_bad_config(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     d, sqr = outputs(64, 24, None)
     with pytest.raises(RuntimeError, match="DG_HC_PRENORM_CONFIG"):
         deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr)
+
+
+@pytest.mark.parametrize("m,k,splits", [(137, 7680, None), (4096, 28672, None), (137, 7680, 16)])
+def test_one_kernel_carries_the_profiling_name(m: int, k: int, splits: int | None) -> None:
+    # DeepGEMM's scripts time the op with bench_kineto(fn, "tf32_hc_prenorm_gemm"), which accepts
+    # exactly one kernel per substring; the split-K reduce (when it runs) must not carry it.
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the native kernel is sm90a")
+    a, b = operands(m, 24, k)
+    d, sqr = outputs(m, 24, splits)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)
+        torch.cuda.synchronize()
+    names = {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+    assert len([n for n in names if "tf32_hc_prenorm_gemm" in n]) == 1, names
+    ref_d, _, ref_sqr = reference(a, b, splits)
+    assert calc_diff(d, ref_d) < 1e-10 and calc_diff(sqr, ref_sqr) < 1e-10
