@@ -483,10 +483,11 @@ def m_grouped_fp8_fp4_gemm_nt_contiguous(a, b, d, grouped_layout, recipe=None, r
     """M-grouped D = (A * SFA)(B[g] * SFB[g])^T with A [M, K] holding the rows of every group and
     B [G, N, K] (scales per group, [G, ...]); operands and recipes as in fp8_fp4_gemm_nt; d is
     bf16 [M, N]. grouped_layout is int32: without use_psum_layout, [M] group ids per row, where
-    an id outside [0, G) (-1 by convention) marks a padding row that is left untouched. With
-    use_psum_layout, [G] cumulative end rows: group g covers [align(end[g-1], a), end[g]),
-    a = get_mk_alignment_for_contiguous_layout(); rows outside every group are not read, and
-    ensure_zero_padding zeroes the D rows [end[g], align(end[g], a)). expected_m_for_psum_layout
+    an id outside [0, G) (-1 by convention) marks a padding row whose D row is written as zero
+    (always; ensure_zero_padding does not apply). With use_psum_layout, [G] cumulative end rows:
+    group g covers [align(end[g-1], a), end[g]), a = get_mk_alignment_for_contiguous_layout();
+    rows outside every group are not read nor written, except that ensure_zero_padding zeroes the
+    D rows [end[g], align(end[g], a)). expected_m_for_psum_layout
     (a hint) is only allowed with use_psum_layout.
     """
     if (a.__class__ is not tuple and isinstance(a, _Tensor)) or (b.__class__ is not tuple and isinstance(b, _Tensor)):

@@ -118,7 +118,7 @@ inline Pair t3(const Pair& x, const char* data_arg, const char* sf_arg) {
 // Which rows of a [M, ...] contiguous layout belong to which of the G groups.
 struct RowGroups {
   at::Tensor member;  // bool [M, G]: row r belongs to group g
-  at::Tensor padding;  // bool [M]: rows ensure_zero_padding zeroes (undefined when none)
+  at::Tensor padding;  // bool [M]: rows written as zero (undefined when none)
 };
 
 inline void check_contiguous_layout(const at::Tensor& layout, int64_t m, int64_t groups, bool use_psum_layout,
@@ -139,14 +139,18 @@ inline void check_contiguous_layout(const at::Tensor& layout, int64_t m, int64_t
   }
 }
 
-// Group g of a psum layout covers [align(end[g-1], alignment), end[g]); the rows
-// [end[g], align(end[g], alignment)) after it are its padding.  All on the device.
+// A row-id layout puts row r in group layout[r]; rows whose id lies outside [0, G)
+// (the -1 padding rows) are in no group and always come out zero.  Group g of a psum
+// layout covers [align(end[g-1], alignment), end[g]); the rows
+// [end[g], align(end[g], alignment)) after it are its padding, zeroed only with
+// ensure_zero_padding.  All on the device.
 inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups, bool use_psum_layout,
                             bool ensure_zero_padding) {
   const auto opts = layout.options().dtype(at::kLong);
   const auto values = layout.to(at::kLong);
   if (!use_psum_layout) {
-    return {values.unsqueeze(1) == at::arange(groups, opts).unsqueeze(0), at::Tensor()};
+    const auto member = values.unsqueeze(1) == at::arange(groups, opts).unsqueeze(0);
+    return {member, member.any(1).logical_not()};
   }
   const int64_t alignment = runtime::settings().mk_alignment;
   const auto round_up = [&](const at::Tensor& x) {
@@ -164,7 +168,7 @@ inline RowGroups row_groups(const at::Tensor& layout, int64_t m, int64_t groups,
 }
 
 // d [M, N] <- for each row, the product of its group (float32 a_f [M, K] times
-// b_f[g]^T); rows of no group keep their value, padding rows become zero.
+// b_f[g]^T); `rows.padding` rows become zero, any other row of no group keeps its value.
 //
 // On the CPU the products are summed in float64 and rounded once to float32
 // (then to d's dtype): the float32 accumulation the op's doc asks for, correctly

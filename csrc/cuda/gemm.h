@@ -21,7 +21,8 @@ enum class InDtype : int { kFp8E4m3 = 0, kBf16 = 1 };
 
 // How rows map to groups (the group picks B, SFB and, when masked, A's and D's block):
 //   kDense   one group;
-//   kRowIds  group_layout[m] holds each row's group, rows of no group (-1) are left alone;
+//   kRowIds  group_layout[m] holds each row's group; rows of no group (an id outside
+//            [0, groups), e.g. -1) come out zero;
 //   kPsum    group_layout[groups] holds each group's end row, group g starting at the
 //            previous end rounded up to `alignment`; with zero_padding the rows between an
 //            end and the next start come out zero;

@@ -281,7 +281,7 @@ struct Producer {
     }
   }
 
-  // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (psum padding).
+  // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (padding rows).
   __device__ void zero_item(int d_row0, int n0, int r_lo, int r_hi) {
     open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, {0, 0}}, 0);
     close_stage();
@@ -307,13 +307,15 @@ struct Producer {
     }
   }
 
-  // Runs of equal ids among the tile's rows; ids outside [0, groups) are skipped.
+  // Runs of equal ids among the tile's rows; rows whose id lies outside [0, groups) belong
+  // to no group and come out zero (every such id counts as -1, so neighbours share a run).
   __device__ void row_id_runs(int m0, int n0, int valid) {
     int open_id = -1, open_start = 0;
 #pragma unroll 1
     for (int base = 0; base < kBlockM; base += 32) {
       const int r = base + lane;
-      const int id = r < valid ? args.layout[m0 + r] : -1;
+      int id = r < valid ? args.layout[m0 + r] : -1;
+      if (id < 0 || id >= args.groups) id = -1;
       int prev = __shfl_up_sync(0xFFFFFFFFu, id, 1);
       if (lane == 0) prev = base == 0 ? -2 : open_id;
       uint32_t starts = __ballot_sync(0xFFFFFFFFu, id != prev);
@@ -321,12 +323,22 @@ struct Producer {
         const int b = __ffs(starts) - 1;
         starts &= starts - 1;
         const int id_b = __shfl_sync(0xFFFFFFFFu, id, b);
-        if (base + b > 0 && open_id >= 0 && open_id < args.groups) item(m0, m0, n0, open_id, open_start, base + b);
+        if (base + b > 0) row_id_run(m0, n0, open_id, open_start, min(base + b, valid));
         open_id = id_b;
         open_start = base + b;
       }
     }
-    if (open_id >= 0 && open_id < args.groups) item(m0, m0, n0, open_id, open_start, kBlockM);
+    row_id_run(m0, n0, open_id, open_start, valid);
+  }
+
+  // Rows [r_lo, r_hi) of the tile (ids already folded to -1 outside [0, groups)).
+  __device__ void row_id_run(int m0, int n0, int id, int r_lo, int r_hi) {
+    if (r_lo >= r_hi) return;  // a run past the problem's last row
+    if (id >= 0) {
+      item(m0, m0, n0, id, r_lo, r_hi);
+    } else {
+      zero_item(m0, n0, r_lo, r_hi);
+    }
   }
 
   // Group g of a psum layout owns rows [align(end[g-1]), end[g]); the rows after end[g] up

@@ -3,8 +3,9 @@
 Against float64 products of the dequantised operands on fresh random inputs: contiguous
 layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one group, more
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
-padding), masked layouts with masked_m above and below expected_m.  Rows outside every
-group must keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
+padding), masked layouts with masked_m above and below expected_m.  Rows of no group in a
+per-row-id layout (ids outside [0, G)) come out exactly zero over a NaN-filled d; psum gaps
+and masked tails keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
 with the group sizes changed in place between replays.  Skipped without a GPU.
 """
 
@@ -48,22 +49,27 @@ def _ragged(groups: int, expected: int, aligned: bool) -> list[int]:
     return [(s + ALIGN - 1) // ALIGN * ALIGN for s in sizes] if aligned else sizes
 
 
-def _check_contiguous_ids(sizes: list[int], pad: int, n: int, k: int) -> None:
+def _check_contiguous_ids(
+    sizes: list[int], pad: int, n: int, k: int, pad_ids: tuple[int, ...] = (-1,), zero_padding: bool = True
+) -> None:
+    """Group g's rows, each group followed by `pad` rows whose ids cycle through `pad_ids`."""
     ids: list[int] = []
     for g, rows in enumerate(sizes):
-        ids += [g] * rows + [-1] * pad
+        ids += [g] * rows + [pad_ids[(g + i) % len(pad_ids)] for i in range(pad)]
     m = len(ids)
     a, sfa, a_ref = _a(m, k)
     b, sfb, b_ref = _b(len(sizes), n, k)
     layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, layout)
+    deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, layout, ensure_zero_padding=zero_padding)
     ids_t = torch.tensor(ids, device="cuda")
     for g in range(len(sizes)):
         rows = ids_t == g
         if rows.any():
             assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-3
-    assert torch.isnan(d[ids_t < 0].float()).all()  # rows of no group are not written
+    no_group = (ids_t < 0) | (ids_t >= len(sizes))
+    assert pad == 0 or no_group.any()
+    assert (d[no_group].float() == 0).all()  # rows of no group come out exactly zero
 
 
 @pytest.mark.parametrize(
@@ -77,6 +83,33 @@ def test_contiguous_aligned(groups: int, expected: int, n: int, k: int) -> None:
 
 def test_contiguous_ragged_ids_with_padding() -> None:
     _check_contiguous_ids([3, 1, 0, 200, 77], 5, 384, 640)
+
+
+@pytest.mark.parametrize("zero_padding", [True, False])
+def test_contiguous_ids_out_of_range_are_zero(zero_padding: bool) -> None:
+    # Ids -1, -7 and >= G all mark padding, written as zero whatever ensure_zero_padding says;
+    # 130 padding rows after the first group cover a whole 128-row tile of padding.
+    _check_contiguous_ids([129, 5, 64], 130, 256, 384, pad_ids=(-1, 3, -7, 1000), zero_padding=zero_padding)
+
+
+def test_contiguous_ids_whole_d_like_a_dense_product() -> None:
+    # The whole of d against A' B[g]^T where A' has zero padding rows: what a caller that
+    # zeroes its padding rows and compares every row of d expects.
+    sizes, pad, n, k = [200, 0, 77, 300], 51, 512, 768
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1] * pad
+    ids_t = torch.tensor(ids, dtype=torch.int32, device="cuda")
+    a, sfa, a_ref = _a(len(ids), k)
+    b, sfb, b_ref = _b(len(sizes), n, k)
+    d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ids_t)
+    ref = torch.zeros(len(ids), n, device="cuda", dtype=torch.float64)
+    for g in range(len(sizes)):
+        rows = ids_t == g
+        ref[rows] = a_ref[rows] @ b_ref[g].t()
+    assert not torch.isnan(d.float()).any()
+    assert calc_diff(d, ref) < 1e-3
 
 
 def test_contiguous_more_groups_than_sms() -> None:
@@ -219,19 +252,20 @@ def test_bf16_contiguous_ids_and_psum() -> None:
     sizes = [256, 0, 77, 384]
     n, k = 640, 1000  # K off the 64-wide block
     b, b_ref = _bf16(len(sizes), n, k)
-    # Per-row ids with -1 padding after each group.
+    # Per-row ids with padding (ids -1 and >= G) after each group; zeroed without ensure_zero_padding.
     ids: list[int] = []
     for g, rows in enumerate(sizes):
-        ids += [g] * rows + [-1] * 3
+        ids += [g] * rows + [-1, len(sizes) + 5, -1]
     a, a_ref = _bf16(len(ids), k)
     d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, torch.tensor(ids, dtype=torch.int32, device="cuda"))
+    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
+    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, ensure_zero_padding=False)
     ids_t = torch.tensor(ids, device="cuda")
     for g in range(len(sizes)):
         rows = ids_t == g
         if rows.any():
             assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-5
-    assert torch.isnan(d[ids_t < 0].float()).all()
+    assert (d[(ids_t < 0) | (ids_t >= len(sizes))].float() == 0).all()  # rows of no group: exactly zero
     # psum ends, zero padding.
     ends = _psum(sizes)
     m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN

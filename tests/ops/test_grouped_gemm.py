@@ -109,6 +109,11 @@ def ref_rows(a_f64: torch.Tensor, b_f64: list[torch.Tensor], row_group: list[int
     return {r: a_f64[r] @ b_f64[g].t() for r, g in enumerate(row_group) if g >= 0}
 
 
+def no_group_rows(ids: list[int], groups: int) -> set[int]:
+    """Rows of a row-id layout whose id lies outside [0, groups): the op writes them as zero."""
+    return {r for r, g in enumerate(ids) if not 0 <= g < groups}
+
+
 def check_rows(d_before: torch.Tensor, d_after: torch.Tensor, expected: dict[int, torch.Tensor], zero_rows=()) -> None:
     """Rows in `expected` match, `zero_rows` are exactly zero and every other row is untouched."""
     for r in range(d_after.shape[0]):
@@ -188,7 +193,9 @@ def test_m_grouped_fp8_contiguous_ids(case: tuple, nn: bool, entry: str, device:
     call(entry, name, (a, sfa, b, sfb, d, ids), gs.recipe_kwargs(kind))
     a_f64 = dequant_f64(a.cpu(), sfa.cpu(), 1, 128)
     b_f64 = dequant_b_f64(b.cpu(), sfb.cpu(), kind, nn)
-    check_rows(before.cpu(), d.cpu(), ref_rows(a_f64, b_f64, ids.tolist()))
+    zero_rows = no_group_rows(ids.tolist(), len(rows))
+    assert pad == 0 or zero_rows, "padded cases must have rows of no group"
+    check_rows(before.cpu(), d.cpu(), ref_rows(a_f64, b_f64, ids.tolist()), zero_rows)
 
 
 @pytest.mark.parametrize("alignment", [128, 32])
@@ -240,16 +247,19 @@ def test_m_grouped_contiguous_psum(alignment: int, zero_padding: bool, bf16: boo
     check_rows(before.cpu(), d.cpu(), ref_rows(a_f64, b_f64, group), padding if zero_padding else ())
 
 
-def test_m_grouped_contiguous_out_of_range_values_are_not_written() -> None:
-    """Ids outside [0, G) mark padding rows; psum ends past M or going backwards select no extra rows."""
+def test_m_grouped_contiguous_out_of_range_values() -> None:
+    """Ids outside [0, G) mark padding rows written as zero (even without ensure_zero_padding); psum
+    ends past M or going backwards select no extra rows and leave the rest untouched."""
     a, sfa = gs.fp8_per_token(6, 128)
     b, sfb = gs.grouped_b(2, 16, 128, "cpu", "token")
     ids = torch.tensor([0, 7, -1, 1, -5, 2], dtype=torch.int32)
     d = torch.randn(6, 16).to(torch.bfloat16)
     before = d.clone()
-    deep_gemm.m_grouped_fp8_fp4_gemm_nt_contiguous((a, sfa), (b, sfb), d, ids, recipe=(1, 1, 128))
+    deep_gemm.m_grouped_fp8_fp4_gemm_nt_contiguous(
+        (a, sfa), (b, sfb), d, ids, recipe=(1, 1, 128), ensure_zero_padding=False
+    )
     a_f64, b_f64 = dequant_f64(a, sfa, 1, 128), dequant_b_f64(b, sfb, "token")
-    check_rows(before, d, ref_rows(a_f64, b_f64, [0, -1, -1, 1, -1, -1]))
+    check_rows(before, d, ref_rows(a_f64, b_f64, [0, -1, -1, 1, -1, -1]), {1, 2, 4, 5})
 
     # psum ends: group 0 ends past M (clipped), group 1 ends before its aligned start (empty).
     a, sfa = gs.fp8_per_token(200, 128)
@@ -274,7 +284,8 @@ def test_m_grouped_bf16_contiguous(nn: bool, entry: str, device: torch.device) -
     before = d.clone()
     name = f"m_grouped_bf16_gemm_{'nn' if nn else 'nt'}_contiguous"
     call(entry, name, (a, b.transpose(1, 2).contiguous() if nn else b, d, ids))
-    check_rows(before.cpu(), d.cpu(), ref_rows(a.cpu().to(F64), list(b.cpu().to(F64)), ids.tolist()))
+    zero_rows = no_group_rows(ids.tolist(), len(rows))
+    check_rows(before.cpu(), d.cpu(), ref_rows(a.cpu().to(F64), list(b.cpu().to(F64)), ids.tolist()), zero_rows)
 
 
 # ---- M-grouped masked --------------------------------------------------------------------------

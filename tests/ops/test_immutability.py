@@ -53,11 +53,12 @@ Mask = Callable[[dict[str, Any], str, torch.Tensor], torch.Tensor]
 
 
 def _m_grouped_contiguous_rows(v: dict[str, Any], arg: str, d: torch.Tensor) -> torch.Tensor:
-    """Rows of a group (and, with ensure_zero_padding, the psum padding after each group), as the doc of
+    """Every row with per-row ids (rows of no group come out zero); with psum ends the rows of a group
+    (and, with ensure_zero_padding, the padding after each group), as the doc of
     m_grouped_fp8_fp4_gemm_nt_contiguous (docs/ops.md) defines them."""
-    layout, m, groups = v["grouped_layout"].long().cpu(), d.shape[0], v["b"].shape[0]
+    layout, m = v["grouped_layout"].long().cpu(), d.shape[0]
     if not v["use_psum_layout"]:
-        rows = (layout >= 0) & (layout < groups)
+        rows = torch.ones(m, dtype=torch.bool)
     else:
         alignment = torch.ops.deep_gemm.get_mk_alignment_for_contiguous_layout()
         up = lambda x: (x + alignment - 1) // alignment * alignment  # noqa: E731
