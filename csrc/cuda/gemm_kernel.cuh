@@ -140,11 +140,15 @@ struct Traits {
   static constexpr int kOffFull = kOffInfo + kStages * static_cast<int>(sizeof(StageInfo));
   static constexpr int kOffEmpty = kOffFull + kStages * 8;
   static constexpr int kOffHeld = kOffEmpty + kStages * 8;
-  // The CTA's register pool is fixed at launch (168 per thread for 384 threads, the
-  // compiler's count for 256): 40 x 128 + 232 x 256 fits 168 x 384 exactly.  Asking for
-  // more than the pool holds would block setmaxnreg.inc forever.
+  // The CTA's register pool is fixed at launch (168 per thread, the compiler's count):
+  // 40 x 128 + 232 x 256 fits 168 x 384 and 96 x 128 + 240 x 128 fits 168 x 256 exactly.
+  // Asking for more than the pool holds would block setmaxnreg.inc forever.  With one math
+  // warpgroup the producer keeps 96: at 40 its schedule state spilled to local memory, and
+  // the H200 measured the BLOCK_M 64 shapes 3-7% faster without the spills (the two-group
+  // shapes measured no better with 56 x 128 + 224 x 256, so they keep 40).
   static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 232 : 240;
-  static constexpr int kProducerRegs = 40;
+  static constexpr int kProducerRegs = kMathWarpgroups == 2 ? 40 : 96;
+  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kMathWarpgroups <= 168 * kThreads, "register pool");
 };
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {

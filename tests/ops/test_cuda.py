@@ -66,8 +66,13 @@ def _outputs(name: str, sample: Sample, result: Any) -> list[torch.Tensor]:
 # On sm90 the FP8 GEMMs run wgmma, whose FP8 products are summed inside each 128-wide K block
 # with fewer mantissa bits than float32 (the kernel promotes to float32 per block, as upstream
 # does). Against the CPU's float32 formulation that leaves relative errors around 1e-4 of the
-# largest output, so those ops are held to 2^-9 of it instead of float32's 1e-5.
-FP8_TENSOR_CORE_OPS = {n for n in OPS if "fp8" in n and "gemm" in n}
+# largest output, so those ops are held to 2^-9 of it instead of float32's 1e-5.  The MQA
+# logits kernels (ragged and paged) compute q . kv the same way, and the HC pre-norm GEMM
+# multiplies on TF32 tensor cores (B rounded to 10 mantissa bits, as upstream's test allows):
+# the H200 measured 1.7e-4 (MQA), 2.4e-4 (paged) and 5e-4 (HC) of the largest output on
+# these samples.
+FP8_TENSOR_CORE_OPS = {n for n in OPS if ("fp8" in n and "gemm" in n) or n.endswith("mqa_logits")}
+TF32_TENSOR_CORE_OPS = {"tf32_hc_prenorm_gemm"}
 
 
 def _same(x: torch.Tensor, y: torch.Tensor, exact: bool, rel: float | None = None) -> None:
@@ -101,9 +106,9 @@ def test_cuda_matches_cpu(name: str, sample: Sample) -> None:
     gpu = clone_args(sample)
     got = _outputs(name, gpu, _call(name, gpu))
     want = _outputs(name, cpu, _call(name, cpu))
-    fp8 = name in FP8_TENSOR_CORE_OPS and w_is_float32(want)
+    reduced = name in (FP8_TENSOR_CORE_OPS | TF32_TENSOR_CORE_OPS) and w_is_float32(want)
     for g, w in zip(got, want):
-        _same(g.cpu(), w, exact=False, rel=2**-9 if fp8 else None)
+        _same(g.cpu(), w, exact=False, rel=2**-9 if reduced else None)
 
 
 @pytest.mark.parametrize("name,sample", CASES, ids=IDS)
