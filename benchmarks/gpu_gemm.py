@@ -78,6 +78,19 @@ def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor)
     return [statistics.median(t) for t in times]
 
 
+def environment() -> str:
+    """The GPU, torch and the command line, for the foot of a benchmark's table."""
+    return f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
+
+
+def emit(lines: list[str], markdown: str | None) -> None:
+    """Prints a benchmark's table, and writes it to `markdown` when given."""
+    text = "\n".join(lines)
+    print(text)
+    if markdown:
+        Path(markdown).write_text(text + "\n")
+
+
 def time_host(fn: Callable[[], object], calls: int = 200) -> float:
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -228,15 +241,11 @@ def main() -> None:
         lines += [
             "",
             f"Forward shapes against upstream's figures: geomean {geo:.3f}, worst {min(ratios):.3f}, "
-            f"{sum(x >= 1.0 for x in ratios)} of {len(ratios)} at >= 1.0. GPU: {torch.cuda.get_device_name()}, "
-            f"torch {torch.__version__}. Command: python {' '.join(sys.argv)}",
+            f"{sum(x >= 1.0 for x in ratios)} of {len(ratios)} at >= 1.0. {environment()}",
         ]
-    text = "\n".join(lines)
-    print(text)
+    emit(lines, args.markdown)
     if args.sweep_json:
         Path(args.sweep_json).write_text(json.dumps(swept, indent=1))
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
 
 
 if __name__ == "__main__":

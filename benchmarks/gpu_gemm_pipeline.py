@@ -20,35 +20,25 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-from pathlib import Path
 
 import torch
+from gpu_gemm import Case, emit, environment
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
-from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
 
 BLOCK_K = 128
 
 
 def per_k_block_ns(m: int, n: int, k: int, config: str, repeats: int) -> tuple[float, float, float]:
-    """(µs per call, ns per K block, calc_diff) of fp8_gemm_nt forced to `config`."""
+    """(µs per call, ns per K block, calc_diff) of fp8_gemm_nt forced to `config`, warm L2."""
     os.environ["DG_SM90_GEMM_CONFIG"] = config
     try:
-        a, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda"), use_ue8m0=False)
-        b, sfb = per_block_cast_to_fp8(torch.randn(n, k, device="cuda"), use_ue8m0=False)
-        ref = (a.double() * sfa.double().repeat_interleave(BLOCK_K, 1)[:, :k]) @ (
-            b.double() * sfb.double().repeat_interleave(BLOCK_K, 0).repeat_interleave(BLOCK_K, 1)[:n, :k]
-        ).t()
-        sfa = deep_gemm.get_mn_major_tma_aligned_tensor(sfa)
-        d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-
-        def call() -> None:
-            deep_gemm.fp8_gemm_nt((a, sfa), (b, sfb), d)
-
+        case = Case("fwd", m, n, k)
+        call = case.call(deep_gemm)
         call()
         torch.cuda.synchronize()
-        diff = calc_diff(d, ref)
+        diff = calc_diff(case.d, case.reference())
         assert diff < 1e-3, f"{config} {m}x{n}x{k}: calc_diff {diff} against the float64 reference"
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         times = []
@@ -79,13 +69,9 @@ def main() -> None:
         bm, bn = (int(v) for v in config.split("x"))
         one_us, one_ns, d1 = per_k_block_ns(bm, bn, BLOCK_K * 448, config, args.repeats)
         all_us, all_ns, d2 = per_k_block_ns(bm, 132 * bn, BLOCK_K * 112, config, args.repeats)
-        line = f"| {config} | {one_us:.1f} | {one_ns:.0f} | {all_us:.1f} | {all_ns:.0f} | {max(d1, d2):.1e} |"
-        print(line, flush=True)
-        lines.append(line)
-    footer = f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Warm L2, median of {args.repeats}."
-    print(footer)
-    if args.markdown:
-        Path(args.markdown).write_text("\n".join([*lines, "", footer]) + "\n")
+        lines.append(f"| {config} | {one_us:.1f} | {one_ns:.0f} | {all_us:.1f} | {all_ns:.0f} | {max(d1, d2):.1e} |")
+    lines += ["", f"Warm L2, median of {args.repeats}. {environment()}"]
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":

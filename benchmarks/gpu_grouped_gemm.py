@@ -21,12 +21,10 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
-from gpu_gemm import time_gpu, time_host
+from gpu_gemm import emit, environment, time_gpu, time_host
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -341,13 +339,8 @@ def main() -> None:
         lines.append(
             f"\n{family}: geomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}."
         )
-    lines.append(
-        f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
-    )
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
+    lines.append(environment())
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":

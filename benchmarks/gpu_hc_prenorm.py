@@ -23,10 +23,9 @@ import os
 import statistics
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
-from gpu_gemm import time_gpu, time_host
+from gpu_gemm import emit, environment, time_gpu, time_host
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -155,13 +154,8 @@ def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
         + " | ".join("-" if t is None else f"{UPSTREAM_US[key] / t:.3f}" for key, t in zip(keys, best, strict=True))
         + " |"
     )
-    lines.append(
-        f"\nGPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
-    )
-    text = "\n".join(lines)
-    print(text)
-    if markdown:
-        Path(markdown).write_text(text + "\n")
+    lines.append("\n" + environment())
+    emit(lines, markdown)
 
 
 def main() -> None:
@@ -206,13 +200,8 @@ def main() -> None:
         )
     ratios = [up / r["ours"] for _, up, r in rows]
     lines.append(f"\ngeomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}.")
-    lines.append(
-        f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
-    )
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
+    lines.append(environment())
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":

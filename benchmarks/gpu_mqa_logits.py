@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-from pathlib import Path
 
 import torch
 
 import deep_gemm
-from benchmarks.gpu_gemm import time_gpu, time_host
+from benchmarks.gpu_gemm import emit, environment, time_gpu, time_host
 
 # (S, Skv, H, D) -> (upstream µs, upstream peak GiB) on one H200, from gpu-targets.md.
 UPSTREAM = {
@@ -113,13 +111,9 @@ def sweep(args, flush) -> None:
     lines += [
         "",
         "best per shape: " + ", ".join(f"{n}: {b}" for n, b in zip(names, best)),
-        f"float32 logits, clean_logits=True, ks = 0, ke = i + Skv - S; (×) = upstream/ours. GPU: "
-        f"{torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}",
+        f"float32 logits, clean_logits=True, ks = 0, ke = i + Skv - S; (×) = upstream/ours. {environment()}",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
+    emit(lines, args.markdown)
 
 
 def main() -> None:
@@ -197,13 +191,9 @@ def main() -> None:
         )
     lines += [
         "",
-        f"float32 logits, clean_logits=True, ks = 0, ke = i + Skv - S. GPU: {torch.cuda.get_device_name()}, "
-        f"torch {torch.__version__}. Command: python {' '.join(sys.argv)}",
+        f"float32 logits, clean_logits=True, ks = 0, ke = i + Skv - S. {environment()}",
     ]
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
+from collections.abc import Callable
 
 import torch
-from gpu_gemm import time_gpu, time_host
+from gpu_gemm import emit, time_gpu, time_host
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -102,10 +102,8 @@ def reference_rows(inp: dict, rows: list[int]) -> torch.Tensor:
     return out
 
 
-def run_case(key: tuple[int, int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    batch, next_n, heads, dim, avg = key
-    inp = make_inputs(batch, next_n, heads, dim, avg)
-    num_sms = deep_gemm.get_num_sms()
+def logits_call(inp: dict, num_sms: int) -> Callable[[], torch.Tensor]:
+    """The timed call: float32 logits over the paged cache, its schedule computed once here."""
     schedule = deep_gemm.get_paged_mqa_logits_metadata(inp["context_lens"], BLOCK_KV, num_sms)
 
     def ours() -> torch.Tensor:
@@ -120,6 +118,15 @@ def run_case(key: tuple[int, int, int, int, int], repeats: int, flush: torch.Ten
             False,
             torch.float32,
         )
+
+    return ours
+
+
+def run_case(key: tuple[int, int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    batch, next_n, heads, dim, avg = key
+    inp = make_inputs(batch, next_n, heads, dim, avg)
+    num_sms = deep_gemm.get_num_sms()
+    ours = logits_call(inp, num_sms)
 
     def metadata() -> torch.Tensor:
         return deep_gemm.get_paged_mqa_logits_metadata(inp["context_lens"], BLOCK_KV, num_sms)
@@ -177,21 +184,7 @@ def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
             shape = "x".join(map(str, key))
             names.append(shape)
             inp = make_inputs(*key)
-            num_sms = deep_gemm.get_num_sms()
-            schedule = deep_gemm.get_paged_mqa_logits_metadata(inp["context_lens"], BLOCK_KV, num_sms)
-
-            def ours() -> torch.Tensor:
-                return deep_gemm.fp8_fp4_paged_mqa_logits(
-                    (inp["q"], None),
-                    inp["kv_cache"],
-                    inp["weights"],
-                    inp["context_lens"],
-                    inp["block_table"],
-                    schedule,
-                    inp["max_context_len"],
-                    False,
-                    torch.float32,
-                )
+            ours = logits_call(inp, deep_gemm.get_num_sms())
 
             rows = [0, batch * next_n // 2, batch * next_n - 1]
             want = reference_rows(inp, rows)
@@ -229,10 +222,7 @@ def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
     for v in VARIANTS:
         cells = [f"{table[v][n]:.1f} ({u / table[v][n]:.3f})" for n, u in zip(names, ups)]
         lines.append(f"| {v} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines)
-    print(text)
-    if markdown:
-        Path(markdown).write_text(text + "\n")
+    emit(lines, markdown)
 
 
 def main() -> None:
@@ -267,10 +257,7 @@ def main() -> None:
             f"| {shape} | {r['ours']:.1f} | {up_us} | {up_us / r['ours']:.3f} | {bw:.2f} | {copy_bw:.2f} "
             f"| {r['meta']:.1f} | {r['peak']:.3f} / {up_gib} | {r['host']:.1f} |"
         )
-    text = "\n".join(lines)
-    print(text)
-    if args.markdown:
-        Path(args.markdown).write_text(text + "\n")
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":
