@@ -213,11 +213,12 @@ struct Producer {
     }
   }
 
-  // Claims the next stage and publishes its description (a release by lane 0's arrive).
-  __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes) {
+  // Claims the next stage; on an item's first stage it also publishes the item's description (a
+  // release by lane 0's arrive).
+  __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes, bool describe = true) {
     sm90::mbar_wait(&empty()[stage], phase ^ 1);
     if (lane == 0) {
-      info()[stage] = s;
+      if (describe) info()[stage] = s;
       sm90::mbar_arrive_expect_tx(&full()[stage], tx_bytes);
     }
   }
@@ -240,15 +241,47 @@ struct Producer {
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
   // b_row0 at outer coordinate z_ab (a batch-summed item moves to the next group every
   // num_k_blocks blocks), scales from column sf_kb0 on; D's rows from d_row0 of group d_z.
+  // The producer's instruction count per stage bounds the pipeline at small tiles, so the
+  // lanes' scale sources are worked out once per item (element offsets from a base that moves
+  // one scale column per stage), and the item's description is written on its first stage only
+  // (the consumers read it there).
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
                        const float* sfb, int sf_kb0) {
     const int rows = r_lo | (r_hi << 16);
-    const int sfb_row0 = kSfbPerRow ? n0 : n0 / 128;
+    constexpr int kSfaPerLane = kBlockM / 32;
+    constexpr int kSfbPerLane = kSfbPerRow ? (kBlockN + 31) / 32 : 1;
+    // Offsets (elements) of this lane's SFA rows and SFB rows or blocks from the moving bases;
+    // a lane with nothing to copy at a slot writes zeros (SFA rows outside the item) or skips it.
+    int64_t sfa_off[kSfaPerLane], sfb_off[kSfbPerLane];
+    bool sfa_ok[kSfaPerLane], sfb_ok[kSfbPerLane];
+    if constexpr (!kBf16) {
+#pragma unroll
+      for (int j = 0; j < kSfaPerLane; ++j) {
+        const int i = lane + 32 * j;
+        sfa_ok[j] = i >= r_lo && i < r_hi;
+        sfa_off[j] = static_cast<int64_t>(sfa_ok[j] ? sfa_row0 + i : 0) * args.sfa_mn;
+      }
+#pragma unroll
+      for (int j = 0; j < kSfbPerLane; ++j) {
+        if constexpr (kSfbPerRow) {
+          const int i = lane + 32 * j;
+          const bool valid = i < kBlockN && n0 + i < args.n;
+          sfb_ok[j] = i < kBlockN;
+          sfb_off[j] = static_cast<int64_t>(valid ? n0 + i : 0) * args.sfb_mn;
+          if (!valid) sfb_off[j] = -1;  // zero-filled
+        } else {
+          sfb_ok[j] = lane < 2;
+          sfb_off[j] = static_cast<int64_t>(min(n0 / 128 + lane, args.sfb_rows - 1)) * args.sfb_mn;
+        }
+      }
+    }
+    const float* sfa_k = sfa + static_cast<int64_t>(sf_kb0) * args.sfa_k;
+    const float* sfb_k = sfb + static_cast<int64_t>(sf_kb0) * args.sfb_k;
     int kk = 0;  // K block within the current group
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes);
+      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
       if (lane == 0) {
         tma_load_3d(ma, &full()[stage], smem_a() + stage * T::kABytes, kk * T::kBlockKValues, a_row0, z_ab);
         tma_load_3d(mb, &full()[stage], smem_b() + stage * T::kBBytes, kk * T::kBlockKValues, b_row0, z_ab);
@@ -261,26 +294,19 @@ struct Producer {
         close_stage();
         continue;
       }
-      const int64_t sf_k = static_cast<int64_t>(sf_kb0 + kb);
       float* sfa_dst = smem_sfa() + stage * kBlockM;
 #pragma unroll
-      for (int i = lane; i < kBlockM; i += 32) {
-        const bool ok = i >= r_lo && i < r_hi;
-        sm90::cp_async_4(sfa_dst + i,
-                         sfa + static_cast<int64_t>(ok ? sfa_row0 + i : 0) * args.sfa_mn + sf_k * args.sfa_k, ok);
-      }
+      for (int j = 0; j < kSfaPerLane; ++j) sm90::cp_async_4(sfa_dst + lane + 32 * j, sfa_k + sfa_off[j], sfa_ok[j]);
       float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
-      if constexpr (kSfbPerRow) {
 #pragma unroll
-        for (int i = lane; i < kBlockN; i += 32) {
-          const bool ok = n0 + i < args.n;
-          sm90::cp_async_4(sfb_dst + i,
-                           sfb + static_cast<int64_t>(ok ? sfb_row0 + i : 0) * args.sfb_mn + sf_k * args.sfb_k, ok);
+      for (int j = 0; j < kSfbPerLane; ++j) {
+        if (sfb_ok[j]) {
+          const bool valid = sfb_off[j] >= 0;
+          sm90::cp_async_4(sfb_dst + lane + 32 * j, sfb_k + (valid ? sfb_off[j] : 0), valid);
         }
-      } else if (lane < 2) {
-        const int row = min(sfb_row0 + lane, args.sfb_rows - 1);
-        sm90::cp_async_4(sfb_dst + lane, sfb + static_cast<int64_t>(row) * args.sfb_mn + sf_k * args.sfb_k, true);
       }
+      sfa_k += args.sfa_k;
+      sfb_k += args.sfb_k;
       close_stage();
     }
   }
@@ -456,7 +482,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   constexpr int kStages = T::kStages;
 
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // Aligned by an offset from smem_raw, so the compiler still sees shared-memory pointers
+  // (LDS and STS, not generic loads and stores).
+  uint8_t* smem = smem_raw + ((1024u - p::smem_addr(smem_raw) % 1024u) % 1024u);
   uint8_t* smem_a = smem;
   uint8_t* smem_b = smem_a + kStages * T::kABytes;
   uint8_t* smem_out = smem_b + kStages * T::kBBytes;
@@ -469,7 +497,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
-  const int warpgroup = threadIdx.x / 128;
+  // Warp-uniform values pass through a shuffle so that the compiler keeps them (and what is
+  // derived from them: stages, phases, barrier addresses, wgmma descriptors) in uniform
+  // registers; a descriptor built in per-thread registers costs four R2UR moves per wgmma.
+  const int warpgroup = __shfl_sync(0xFFFFFFFFu, static_cast<int>(threadIdx.x / 128), 0);
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -504,6 +535,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   uint32_t phase = 0;
   bool stores_pending = false;
   float acc[kBlockN / 2];
+  // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
+  // s adds its offset in 16-byte units to the start-address field, which never carries (shared
+  // memory < 256 KiB).  The high word is a constant.
+  const uint32_t desc_a0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK), 0);
+  const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b), 0);
 
 #pragma unroll 1
   for (;;) {
@@ -516,15 +552,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     if (lane == 0) *held = info[stage];
     __syncwarp();
     const StageInfo& si = *held;
-    if (si.flags & kEnd) break;
-    const int r_lo = si.rows & 0xFFFF, r_hi = si.rows >> 16;
-    const int n0 = si.n0;
+    const int flags = __shfl_sync(0xFFFFFFFFu, si.flags, 0);
+    if (flags & kEnd) break;
+    const int rows = __shfl_sync(0xFFFFFFFFu, si.rows, 0);
+    const int r_lo = rows & 0xFFFF, r_hi = rows >> 16;
+    const int n0 = __shfl_sync(0xFFFFFFFFu, si.n0, 0);
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     const int sfb_split = 128 - n0 % 128;
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
 
-    const int k_blocks = (si.flags & kZero) ? 0 : si.k_blocks;
+    const int k_blocks = (flags & kZero) ? 0 : __shfl_sync(0xFFFFFFFFu, si.k_blocks, 0);
     if (k_blocks == 0) {
       __syncwarp();
       if (lane == 0) p::mbar_arrive(&empty[stage]);
@@ -540,8 +578,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       int prev_stage = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
         if (kb > 0) p::mbar_wait(&full[stage], phase);
-        const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + stage * T::kABytes + warpgroup * 64 * kBlockK);
-        const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + stage * T::kBBytes);
+        const uint64_t desc_a = p::gmma_desc_k_sw128_at(desc_a0 + stage * (T::kABytes / 16));
+        const uint64_t desc_b = p::gmma_desc_k_sw128_at(desc_b0 + stage * (T::kBBytes / 16));
         p::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBlockK / 32; ++kk) {
@@ -589,8 +627,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
 
       float part[kBlockN / 2];
-      const uint64_t desc_a = p::gmma_desc_k_sw128(smem_a + stage * T::kABytes + warpgroup * 64 * kBlockK);
-      const uint64_t desc_b = p::gmma_desc_k_sw128(smem_b + stage * T::kBBytes);
+      const uint64_t desc_a = p::gmma_desc_k_sw128_at(desc_a0 + stage * (T::kABytes / 16));
+      const uint64_t desc_b = p::gmma_desc_k_sw128_at(desc_b0 + stage * (T::kBBytes / 16));
       p::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockK / 32; ++kk) {
@@ -638,7 +676,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // The slab goes out through the TMA unit when the item owns all its rows in D: a whole
     // slab, or (clip_rows) any non-empty slab, the map clipping rows past the item's end.
     const bool own_slab = args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
-    if (T::kOutViaSmem && args.tma_out && own_slab && !(si.flags & kZero)) {
+    if (T::kOutViaSmem && args.tma_out && own_slab && !(flags & kZero)) {
       uint8_t* out = smem_out + warpgroup * 64 * kBlockN * 2;
       const int row0 = si.d_row0 + slab;
       if (!args.d_f32) {
@@ -706,7 +744,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
     // C first, every element of this thread, then D: the loads issue back to back, and
     // C may be D since each thread reads only what it writes.
-    if (args.c != nullptr && !(si.flags & kZero)) {
+    if (args.c != nullptr && !(flags & kZero)) {
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll

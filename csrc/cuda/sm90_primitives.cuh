@@ -56,9 +56,19 @@ __device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
   return done != 0;
 }
 
+// The retry loop lives inside the asm: a C++ loop on the per-thread predicate would end in
+// divergent control flow, after which the compiler no longer keeps the callers' warp-uniform
+// values (stages, phases, descriptors) in uniform registers.
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  while (!mbar_try_wait(bar, parity)) {
-  }
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra wait_%=;\n"
+      "}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
 }
 
 // ---- asynchronous 4-byte copies that complete on an mbarrier (scale factors) ---------------
@@ -145,10 +155,16 @@ __device__ __forceinline__ void regs_increase() {
 // Descriptor of a K-major operand tile in shared memory laid out by a 128-byte-swizzled TMA
 // load: rows of 128 bytes, 8-row groups 1024 bytes apart.  Advancing along K by 32 FP8 values
 // adds 32 bytes (2 in the address field) to the start address.
-__device__ __forceinline__ uint64_t gmma_desc_k_sw128(const void* tile) {
-  const uint64_t addr = smem_addr(tile);
-  return ((addr & 0x3FFFF) >> 4) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+// The descriptor is split into its low word (start address, leading byte offset), which
+// moves with the tile, and a constant high word (8-row stride, 128-byte swizzle).
+constexpr uint32_t kGmmaDescHiSw128 = (1024u >> 4) | (1u << 30);
+__device__ __forceinline__ uint32_t gmma_desc_lo(const void* tile) {
+  return ((smem_addr(tile) & 0x3FFFFu) >> 4) | (1u << 16);
 }
+__device__ __forceinline__ uint64_t gmma_desc_k_sw128_at(uint32_t lo) {
+  return (static_cast<uint64_t>(kGmmaDescHiSw128) << 32) | lo;
+}
+__device__ __forceinline__ uint64_t gmma_desc_k_sw128(const void* tile) { return gmma_desc_k_sw128_at(gmma_desc_lo(tile)); }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
