@@ -164,7 +164,9 @@ __device__ __forceinline__ uint32_t gmma_desc_lo(const void* tile) {
 __device__ __forceinline__ uint64_t gmma_desc_k_sw128_at(uint32_t lo) {
   return (static_cast<uint64_t>(kGmmaDescHiSw128) << 32) | lo;
 }
-__device__ __forceinline__ uint64_t gmma_desc_k_sw128(const void* tile) { return gmma_desc_k_sw128_at(gmma_desc_lo(tile)); }
+__device__ __forceinline__ uint64_t gmma_desc_k_sw128(const void* tile) {
+  return gmma_desc_k_sw128_at(gmma_desc_lo(tile));
+}
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
