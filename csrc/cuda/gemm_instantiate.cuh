@@ -200,6 +200,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
       return cudaLaunchKernelEx(&launch, sum_kernel, tm_a, tm_b, tm_d, args);
     }
   }
+  if constexpr (!kBf16 && !kSfbPerRow) {
+    if (p.layout == GemmLayout::kDense) {
+      auto* dense_kernel = &sm90_fp8_dense_gemm_kernel<kBlockM, kBlockN>;
+      static const cudaError_t dense_attr =
+          cudaFuncSetAttribute(dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+      if (dense_attr != cudaSuccess) return dense_attr;
+      return cudaLaunchKernelEx(&launch, dense_kernel, tm_a, tm_b, tm_d, args);
+    }
+  }
   return cudaLaunchKernelEx(&launch, kernel, tm_a, tm_b, tm_d, args);
 }
 

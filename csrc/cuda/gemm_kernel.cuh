@@ -110,6 +110,19 @@ struct StageInfo {
 };
 constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K blocks), the end of work
 
+// Where a consumed item's rows go: a dense tile's (in registers) or a held description's (in
+// the warp's shared slot, read at use).
+struct DenseItem {
+  int row0;
+  __device__ __forceinline__ int d_row0() const { return row0; }
+  __device__ __forceinline__ int z() const { return 0; }
+};
+struct HeldItem {
+  const StageInfo* held;
+  __device__ __forceinline__ int d_row0() const { return held->d_row0; }
+  __device__ __forceinline__ int z() const { return held->z; }
+};
+
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Traits {
   static_assert(!(kBf16 && kSfbPerRow), "BF16 has no scales");
@@ -183,6 +196,17 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
                    reinterpret_cast<uint64_t>(map)),
                "r"(sm90::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2)
                : "memory");
+}
+
+// Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
+__device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
+  const int band = args.swizzle * args.m_blocks;
+  const int group = r / band;
+  const int rest = r - group * band;
+  const int first = group * args.swizzle;
+  const int width = min(args.swizzle, args.n_blocks - first);
+  m_blk = rest / width;
+  n_blk = first + (rest - m_blk * width);
 }
 
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
@@ -410,16 +434,7 @@ struct Producer {
     }
   }
 
-  // Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
-  __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const {
-    const int band = args.swizzle * args.m_blocks;
-    const int group = r / band;
-    const int rest = r - group * band;
-    const int first = group * args.swizzle;
-    const int width = min(args.swizzle, args.n_blocks - first);
-    m_blk = rest / width;
-    n_blk = first + (rest - m_blk * width);
-  }
+  __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const { band_tile(args, r, m_blk, n_blk); }
 
   __device__ void run(int cta, int num_ctas) {
     if (args.kind == kBatched || args.kind == kKGrouped) {
@@ -474,7 +489,8 @@ struct Producer {
   }
 };
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+// kDenseSchedule: a dense problem's kernel, whose consumers walk the tiles themselves (below).
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, bool kDenseSchedule = false>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
@@ -532,8 +548,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int row_lo = warpgroup * 64 + wg_warp * 16 + lane / 4;  // tile-local rows row_lo, row_lo + 8
   const int col_in_group = 2 * (lane % 4);
   const int wg_thread = threadIdx.x % 128;
-  int stage = 0;
-  uint32_t phase = 0;
   bool stores_pending = false;
   float acc[kBlockN / 2];
   // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
@@ -542,28 +556,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const uint32_t desc_a0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK), 0);
   const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b), 0);
 
-#pragma unroll 1
-  for (;;) {
-    // An item's first stage says what it is; a K item then spans num_k_blocks stages.
-    p::mbar_wait(&full[stage], phase);
-    // The item's description is kept in this warp's shared slot rather than in registers
-    // (the accumulators need them): its fields are read where they are used.
-    StageInfo* held = held_info + warp;
-    __syncwarp();  // every lane is done with the previous item's copy
-    if (lane == 0) *held = info[stage];
-    __syncwarp();
-    const StageInfo& si = *held;
-    const int flags = __shfl_sync(0xFFFFFFFFu, si.flags, 0);
-    if (flags & kEnd) break;
-    const int rows = __shfl_sync(0xFFFFFFFFu, si.rows, 0);
-    const int r_lo = rows & 0xFFFF, r_hi = rows >> 16;
-    const int n0 = __shfl_sync(0xFFFFFFFFu, si.n0, 0);
+  // One item, whose first stage the caller has waited for: rows [r_lo, r_hi) of the tile at D
+  // row where.d_row0() (group where.z()), columns from n0, k_blocks stages (0: a zero item).
+  // Each schedule below keeps its own stage and phase: a variable that one of them leaves in
+  // per-thread registers would take the other's there too.
+  auto consume_item = [&](int& stage, uint32_t& phase, const int flags, const int r_lo, const int r_hi, const int n0,
+                          const int k_blocks, const auto& where) {
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     const int sfb_split = 128 - n0 % 128;
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
 
-    const int k_blocks = (flags & kZero) ? 0 : __shfl_sync(0xFFFFFFFFu, si.k_blocks, 0);
     if (k_blocks == 0) {
       __syncwarp();
       if (lane == 0) p::mbar_arrive(&empty[stage]);
@@ -679,7 +682,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     const bool own_slab = args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
     if (T::kOutViaSmem && args.tma_out && own_slab && !(flags & kZero)) {
       uint8_t* out = smem_out + warpgroup * 64 * kBlockN * 2;
-      const int row0 = si.d_row0 + slab;
+      const int row0 = where.d_row0() + slab;
       if (!args.d_f32) {
         if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
         p::named_barrier_sync(1 + warpgroup, 128);
@@ -699,12 +702,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (wg_thread == 0) {
 #pragma unroll
           for (int q = 0; q < kBlockN / 32; ++q) {
-            if (n0 + q * 32 < args.n) tma_store_3d(&tm_d, out + q * 4096, n0 + q * 32, row0, si.z);
+            if (n0 + q * 32 < args.n) tma_store_3d(&tm_d, out + q * 4096, n0 + q * 32, row0, where.z());
           }
           p::tma_store_commit();
           stores_pending = true;
         }
-        continue;
+        return;
       }
       // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns
       // (64-byte rows, 64-byte swizzle); two rounds.
@@ -732,16 +735,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             const int col = n0 + half * (kBlockN / 2) + q * 16;
             if (col >= args.n) continue;
             if (args.out_add) {
-              tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, si.z);
+              tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
             } else {
-              tma_store_3d(&tm_d, out + q * 4096, col, row0, si.z);
+              tma_store_3d(&tm_d, out + q * 4096, col, row0, where.z());
             }
           }
           p::tma_store_commit();
           stores_pending = true;
         }
       }
-      continue;
+      return;
     }
     // C first, every element of this thread, then D: the loads issue back to back, and
     // C may be D since each thread reads only what it writes.
@@ -754,7 +757,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           const int col = n0 + 8 * j + col_in_group;
           if (r < r_lo || r >= r_hi || col >= args.n) continue;
           const bool pair = col + 1 < args.n;
-          const int64_t ci = si.z * args.c_group + static_cast<int64_t>(si.d_row0 + r) * args.ldc + col;
+          const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
           float c0 = 0.0f, c1 = 0.0f;
           if (args.d_f32) {
             const float* c = static_cast<const float*>(args.c);
@@ -791,7 +794,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (r < r_lo || r >= r_hi || col >= args.n) continue;
         const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
         const bool pair = col + 1 < args.n;
-        const int64_t di = si.z * args.d_group + static_cast<int64_t>(si.d_row0 + r) * args.ldd + col;
+        const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
         if (args.d_f32) {
           float* d = static_cast<float*>(args.d);
           if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
@@ -811,6 +814,46 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
       }
     }
+  };
+
+  if constexpr (kDenseSchedule) {
+    // Dense problems: the consumers walk the producer's tile order themselves, from kernel
+    // parameters and blockIdx alone, so the compiler keeps their loop state (stage, phase,
+    // barrier addresses, wgmma descriptors) in uniform registers.  Reading the stage
+    // descriptions from shared memory costs that: every wgmma then moved its descriptors with
+    // four R2UR (docs/performance.md, third H200 session).  This is a kernel of its own: with
+    // both schedules in one function the compiler left both in per-thread registers.
+    const int units = args.m_blocks * args.n_blocks;
+    int stage = 0;
+    uint32_t phase = 0;
+#pragma unroll 1
+    for (int t = blockIdx.x; t < units; t += gridDim.x) {
+      p::mbar_wait(&full[stage], phase);
+      int m_blk = 0, n_blk = 0;
+      band_tile(args, t, m_blk, n_blk);
+      const int m0 = m_blk * kBlockM;
+      consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, args.num_k_blocks, DenseItem{m0});
+    }
+  } else {
+    int stage = 0;
+    uint32_t phase = 0;
+#pragma unroll 1
+    for (;;) {
+      // An item's first stage says what it is; a K item then spans num_k_blocks stages.
+      p::mbar_wait(&full[stage], phase);
+      // The item's description is kept in this warp's shared slot rather than in registers
+      // (the accumulators need them): its output coordinates are read where they are used.
+      StageInfo* held = held_info + warp;
+      __syncwarp();  // every lane is done with the previous item's copy
+      if (lane == 0) *held = info[stage];
+      __syncwarp();
+      const int flags = __shfl_sync(0xFFFFFFFFu, held->flags, 0);
+      if (flags & kEnd) break;
+      const int rows = __shfl_sync(0xFFFFFFFFu, held->rows, 0);
+      const int k_blocks = (flags & kZero) ? 0 : __shfl_sync(0xFFFFFFFFu, held->k_blocks, 0);
+      consume_item(stage, phase, flags, rows & 0xFFFF, rows >> 16, __shfl_sync(0xFFFFFFFFu, held->n0, 0), k_blocks,
+                   HeldItem{held});
+    }
   }
   if (stores_pending) p::tma_store_wait_all();
 }
@@ -821,6 +864,14 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::k
     sm90_fp8_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                          const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// Dense FP8 with 128x128 SFB blocks (the consumers' own tile schedule).
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
+    sm90_fp8_dense_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.
