@@ -202,7 +202,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
   }
   if constexpr (!kBf16 && !kSfbPerRow) {
     if (p.layout == GemmLayout::kDense) {
-      auto* dense_kernel = &sm90_fp8_dense_gemm_kernel<kBlockM, kBlockN>;
+      auto* dense_kernel = &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
       static const cudaError_t dense_attr =
           cudaFuncSetAttribute(dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
       if (dense_attr != cudaSuccess) return dense_attr;

@@ -40,6 +40,9 @@
 //   element is touched by one reduction, so the result is deterministic.  Anything else
 //   (bf16 with C, partial slabs of contiguous layouts, tiles with BLOCK_N % 32 != 0) is
 //   written from registers with bounds checks (C is read before D is written).
+// - Dense FP8 problems run a kernel of their own (sm90_fp8_gemm_dense_kernel) whose consumers
+//   walk the same tile order themselves, from kernel parameters and blockIdx, rather than from
+//   the stage descriptions: their loop state then stays in uniform registers.
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -869,7 +872,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::k
 // Dense FP8 with 128x128 SFB blocks (the consumers' own tile schedule).
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
-    sm90_fp8_dense_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+    sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
