@@ -517,9 +517,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   // Warp-uniform values pass through a shuffle (lane 0's value), a hint that they are the same
-  // in every lane.  The consumers' stage counter still lives in per-thread registers (its loop
-  // bounds come from the stage descriptions in shared memory), so each wgmma still moves its
-  // descriptors with four R2UR (docs/performance.md, third H200 session).
+  // in every lane.  In the general kernel the consumers' stage counter still lives in per-thread
+  // registers (its loop bounds come from the stage descriptions in shared memory), so each wgmma
+  // moves its descriptors with four R2UR; the dense kernel's own schedule avoids that (below).
   const int warpgroup = __shfl_sync(0xFFFFFFFFu, static_cast<int>(threadIdx.x / 128), 0);
 
   if (threadIdx.x == 0) {
