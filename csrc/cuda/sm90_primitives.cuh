@@ -42,23 +42,9 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta_
       : "memory");
 }
 
-__device__ __forceinline__ bool mbar_try_wait(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(smem_addr(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
-}
-
-// The retry loop lives inside the asm: a C++ loop on the per-thread predicate would end in
-// divergent control flow, after which the compiler no longer keeps the callers' warp-uniform
-// values (stages, phases, descriptors) in uniform registers.
+// Waits for the phase of `parity` to complete, retrying inside one asm block.  (On its own this
+// did not move the GEMM consumers' loop state into uniform registers; the dense kernel's own
+// schedule did, see gemm_kernel.cuh.)
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   asm volatile(
       "{\n"
