@@ -104,6 +104,9 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
 
 bool usable(const GemmProblem& p, const Compiled& c) {
   const bool bf16 = p.ab_dtype == InDtype::kBf16;
+  // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
+  // groups' runs, each paying for the whole tile's MMAs.
+  if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 

@@ -9,9 +9,10 @@
 //   dense and contiguous problems in bands of `swizzle` N-tiles, so concurrent CTAs share
 //   operand rows in L2; masked problems group by group; batched and K-grouped ones group
 //   after group, each group's tiles in bands.
-// - Warp-specialised: the last warpgroup produces (its first warp), the others
-//   (BLOCK_M / 64 of them, 64 rows each) consume.  Registers move from the producer to
-//   the consumers with setmaxnreg.
+// - Warp-specialised: the last warpgroup produces (its first warp), the others (one for
+//   BLOCK_M 64, two otherwise) consume, 64 rows each per wave: BLOCK_M 256 takes two waves of
+//   128 rows, which share one scratch accumulator in turn.  Registers move from the producer
+//   to the consumers with setmaxnreg.
 // - The producer owns the schedule.  It turns each tile into work items: a group and a
 //   range of the tile's rows (one item for a dense or masked tile; one per run of equal
 //   group ids in a contiguous layout; rows of no group are skipped, and padding rows that
@@ -130,9 +131,14 @@ template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
 struct Traits {
   static_assert(!(kBf16 && kSfbPerRow), "BF16 has no scales");
   static constexpr int kBlockKValues = kBf16 ? 64 : 128;
-  static_assert(kBlockM == 64 || kBlockM == 128, "BLOCK_M is 64 or 128");
+  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "BLOCK_M is 64, 128 or 256");
   static_assert(kBlockN % 8 == 0 && kBlockN >= 16 && kBlockN <= 256, "BLOCK_N is a multiple of 8 in [16, 256]");
-  static constexpr int kMathWarpgroups = kBlockM / 64;
+  // Each math warpgroup owns 64 rows per wave: one wave of 64 or 128 rows, or two of 128
+  // (BLOCK_M 256: a warpgroup's two slabs share one scratch accumulator in turn).
+  static constexpr int kMathWarpgroups = kBlockM == 64 ? 1 : 2;
+  static constexpr int kWaveRows = 64 * kMathWarpgroups;
+  static constexpr int kWaves = kBlockM / kWaveRows;
+  static_assert(!(kBf16 && kWaves > 1), "BF16 tiles have one wave");
   static constexpr int kThreads = (kMathWarpgroups + 1) * 128;
   static constexpr bool kOutViaSmem = kBlockN % 32 == 0;
   static constexpr int kABytes = kBlockM * kBlockK;
@@ -439,6 +445,19 @@ struct Producer {
 
   __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const { band_tile(args, r, m_blk, n_blk); }
 
+  // A dense problem's tiles (the dense kernel: no other kind's schedule is compiled in).
+  __device__ void run_dense(int cta, int num_ctas) {
+    const int units = args.m_blocks * args.n_blocks;
+#pragma unroll 1
+    for (int t = cta; t < units; t += num_ctas) {
+      int m_blk = 0, n_blk = 0;
+      tile_of(t, m_blk, n_blk);
+      const int m0 = m_blk * kBlockM;
+      item(m0, m0, n_blk * kBlockN, 0, 0, min(kBlockM, args.m - m0));
+    }
+    finish();
+  }
+
   __device__ void run(int cta, int num_ctas) {
     if (args.kind == kBatched || args.kind == kKGrouped) {
       const int per_group = args.m_blocks * args.n_blocks;
@@ -540,7 +559,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_b);
       }
       Producer<kBlockM, kBlockN, kSfbPerRow, kBf16> producer{&tm_a, &tm_b, table, args, smem, lane};
-      producer.run(blockIdx.x, gridDim.x);
+      if constexpr (kDenseSchedule) {
+        producer.run_dense(blockIdx.x, gridDim.x);
+      } else {
+        producer.run(blockIdx.x, gridDim.x);
+      }
     }
     return;
   }
@@ -548,11 +571,23 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // ---------------------------------------------------------------- consumers
   p::regs_increase<T::kConsumerRegs>();
   const int wg_warp = warp % 4;
-  const int row_lo = warpgroup * 64 + wg_warp * 16 + lane / 4;  // tile-local rows row_lo, row_lo + 8
+  // Tile-local rows row_lo and row_lo + 8 of wave 0; wave w adds w * kWaveRows.
+  const int row_lo = warpgroup * 64 + wg_warp * 16 + lane / 4;
   const int col_in_group = 2 * (lane % 4);
   const int wg_thread = threadIdx.x % 128;
   bool stores_pending = false;
-  float acc[kBlockN / 2];
+  constexpr int kWaves = T::kWaves;
+  constexpr int kAccs = kBlockN / 2;  // accumulator floats per thread and wave
+  // FP8 scratch chunks: each wave's columns in two halves when the halves are multiples of
+  // 32 columns, BLOCK_N is at least 128 and SFB is per block.  Measured on the H200 (one CTA,
+  // per K block): 64x128 296 -> 278 ns, 128x192 665 -> 633 ns, 128x128 and 256x128 unchanged;
+  // 64x64 (halves of 32) 218 -> 228 ns and 128x160 (halves of 80) 534 -> 545 ns; the K-grouped
+  // problems (per-row SFB, 128x128) 8% slower.  Those stay whole.
+  constexpr int kChunksPerWave = !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0 ? 2 : 1;
+  constexpr int kChunkN = kBlockN / kChunksPerWave;
+  constexpr int kChunkAccs = kChunkN / 2;
+  constexpr int kChunks = kWaves * kChunksPerWave;
+  float acc[kWaves * kAccs];
   // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
   // s adds its offset in 16-byte units to the start-address field, which never carries (shared
   // memory < 256 KiB).  The high word is a constant.
@@ -568,7 +603,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     const int sfb_split = 128 - n0 % 128;
 #pragma unroll
-    for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
 
     if (k_blocks == 0) {
       __syncwarp();
@@ -585,12 +620,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       int prev_stage = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
         if (kb > 0) p::mbar_wait(&full[stage], phase);
-        const uint64_t desc_a = p::gmma_desc_k_sw128_at(desc_a0 + stage * (T::kABytes / 16));
-        const uint64_t desc_b = p::gmma_desc_k_sw128_at(desc_b0 + stage * (T::kBBytes / 16));
+        // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
+        const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16);
+        const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
         p::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBlockK / 32; ++kk) {
-          p::bf16_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, acc, kb > 0 || kk > 0);
+          p::bf16_wgmma<kBlockN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(b_lo + 2 * kk), acc,
+                                 kb > 0 || kk > 0);
         }
         p::wgmma_commit();
         p::wgmma_wait<1>();
@@ -616,8 +653,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       if (kb > 0) p::mbar_wait(&full[stage], phase);
       const float* sfa_s = smem_sfa + stage * kBlockM;
       const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
-      const float sa_lo = sfa_s[row_lo];
-      const float sa_hi = sfa_s[row_lo + 8];
+      float sa_lo[kWaves], sa_hi[kWaves];
+#pragma unroll
+      for (int w = 0; w < kWaves; ++w) {
+        sa_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
+        sa_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
+      }
       float sb_first = 0.0f, sb_second = 0.0f;
       float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
       if constexpr (kSfbPerRow) {
@@ -633,43 +674,69 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         sb_cols[0] = 0.0f;
       }
 
-      float part[kBlockN / 2];
-      const uint64_t desc_a = p::gmma_desc_k_sw128_at(desc_a0 + stage * (T::kABytes / 16));
-      const uint64_t desc_b = p::gmma_desc_k_sw128_at(desc_b0 + stage * (T::kBBytes / 16));
-      p::wgmma_fence();
+      const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
+      // The block's MMAs go in chunks of 64 rows (a wave) by kChunkN columns, through two scratch
+      // buffers in turn: chunk c + 1 is issued before chunk c is waited for and folded in, so
+      // the tensor cores work while the scales are applied (only the last chunk's fold is
+      // exposed).  Every branch here is resolved at compile time: a runtime branch around the
+      // wgmmas makes ptxas serialise them.
+      float part[2][kChunkAccs];
+      auto issue = [&](const int c) {
+        const int w = c / kChunksPerWave, h = c % kChunksPerWave;
+        // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
+        const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16) + w * (T::kWaveRows * kBlockK / 16);
+        const uint32_t bh_lo = b_lo + h * (kChunkN * kBlockK / 16);
+        p::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBlockK / 32; ++kk) {
-        p::fp8_wgmma<kBlockN>(desc_a + 2 * kk, desc_b + 2 * kk, part, kk > 0);
-      }
-      p::wgmma_commit();
-      p::wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(part[i]);
-
-      // Release the stage once every lane's shared-memory reads are done.
-      __syncwarp();
-      if (lane == 0) p::mbar_arrive(&empty[stage]);
-
-      if constexpr (kSfbPerRow) {
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          acc[4 * j + 0] += part[4 * j + 0] * (sa_lo * sb_cols[2 * j]);
-          acc[4 * j + 1] += part[4 * j + 1] * (sa_lo * sb_cols[2 * j + 1]);
-          acc[4 * j + 2] += part[4 * j + 2] * (sa_hi * sb_cols[2 * j]);
-          acc[4 * j + 3] += part[4 * j + 3] * (sa_hi * sb_cols[2 * j + 1]);
+        for (int kk = 0; kk < kBlockK / 32; ++kk) {
+          p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
+                                part[c % 2], kk > 0);
         }
-      } else {
-        const float lo_first = sa_lo * sb_first, lo_second = sa_lo * sb_second;
-        const float hi_first = sa_hi * sb_first, hi_second = sa_hi * sb_second;
+        p::wgmma_commit();
+      };
+      issue(0);
 #pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const bool first = 8 * j < sfb_split;
-          const float lo = first ? lo_first : lo_second;
-          const float hi = first ? hi_first : hi_second;
-          acc[4 * j + 0] += part[4 * j + 0] * lo;
-          acc[4 * j + 1] += part[4 * j + 1] * lo;
-          acc[4 * j + 2] += part[4 * j + 2] * hi;
-          acc[4 * j + 3] += part[4 * j + 3] * hi;
+      for (int c = 0; c < kChunks; ++c) {
+        if (c + 1 < kChunks) {
+          issue(c + 1);
+          p::wgmma_wait<1>();
+        } else {
+          p::wgmma_wait<0>();
+        }
+        float* pc = part[c % 2];
+#pragma unroll
+        for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
+        if (c == kChunks - 1) {
+          // Release the stage once every lane's shared-memory reads are done.
+          __syncwarp();
+          if (lane == 0) p::mbar_arrive(&empty[stage]);
+        }
+        const int w = c / kChunksPerWave;
+        const int j0 = (c % kChunksPerWave) * (kChunkN / 8);  // the chunk's first 8-column group
+        float* acc_w = acc + w * kAccs;
+        if constexpr (kSfbPerRow) {
+#pragma unroll
+          for (int jj = 0; jj < kChunkN / 8; ++jj) {
+            const int j = j0 + jj;
+            acc_w[4 * j + 0] += pc[4 * jj + 0] * (sa_lo[w] * sb_cols[2 * j]);
+            acc_w[4 * j + 1] += pc[4 * jj + 1] * (sa_lo[w] * sb_cols[2 * j + 1]);
+            acc_w[4 * j + 2] += pc[4 * jj + 2] * (sa_hi[w] * sb_cols[2 * j]);
+            acc_w[4 * j + 3] += pc[4 * jj + 3] * (sa_hi[w] * sb_cols[2 * j + 1]);
+          }
+        } else {
+          const float lo_first = sa_lo[w] * sb_first, lo_second = sa_lo[w] * sb_second;
+          const float hi_first = sa_hi[w] * sb_first, hi_second = sa_hi[w] * sb_second;
+#pragma unroll
+          for (int jj = 0; jj < kChunkN / 8; ++jj) {
+            const int j = j0 + jj;
+            const bool first = 8 * j < sfb_split;
+            const float lo = first ? lo_first : lo_second;
+            const float hi = first ? hi_first : hi_second;
+            acc_w[4 * j + 0] += pc[4 * jj + 0] * lo;
+            acc_w[4 * j + 1] += pc[4 * jj + 1] * lo;
+            acc_w[4 * j + 2] += pc[4 * jj + 2] * hi;
+            acc_w[4 * j + 3] += pc[4 * jj + 3] * hi;
+          }
         }
       }
       if (++stage == kStages) {
@@ -679,144 +746,150 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
 
     // ---------------------------------------------------------------- epilogue
-    const int slab = warpgroup * 64;
-    // The slab goes out through the TMA unit when the item owns all its rows in D: a whole
-    // slab, or (clip_rows) any non-empty slab, the map clipping rows past the item's end.
-    const bool own_slab = args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
-    if (T::kOutViaSmem && args.tma_out && own_slab && !(flags & kZero)) {
-      uint8_t* out = smem_out + warpgroup * 64 * kBlockN * 2;
-      const int row0 = where.d_row0() + slab;
-      if (!args.d_f32) {
-        if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
-        p::named_barrier_sync(1 + warpgroup, 128);
+    // Each wave's 64-row slab of this warpgroup, written in turn.
+    auto write_slab = [&](const int w) {
+      float* acc_w = acc + w * kAccs;
+      const int slab = w * T::kWaveRows + warpgroup * 64;
+      // The slab goes out through the TMA unit when the item owns all its rows in D: a whole
+      // slab, or (clip_rows) any non-empty slab, the map clipping rows past the item's end.
+      const bool own_slab = args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
+      if (T::kOutViaSmem && args.tma_out && own_slab && !(flags & kZero)) {
+        uint8_t* out = smem_out + slab * kBlockN * 2;
+        const int row0 = where.d_row0() + slab;
+        if (!args.d_f32) {
+          if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+          p::named_barrier_sync(1 + warpgroup, 128);
 #pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const int chunk = j / 4, unit16 = j % 4;
+          for (int j = 0; j < kBlockN / 8; ++j) {
+            const int chunk = j / 4, unit16 = j % 4;
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = wg_warp * 16 + lane / 4 + 8 * h;
-            const uint32_t v = pack_bf16x2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-            const int offset = chunk * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 4) * 4;
-            *reinterpret_cast<uint32_t*>(out + offset) = v;
+            for (int h = 0; h < 2; ++h) {
+              const int r = wg_warp * 16 + lane / 4 + 8 * h;
+              const uint32_t v = pack_bf16x2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
+              const int offset = chunk * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 4) * 4;
+              *reinterpret_cast<uint32_t*>(out + offset) = v;
+            }
           }
+          p::fence_async_shared();
+          p::named_barrier_sync(1 + warpgroup, 128);
+          if (wg_thread == 0) {
+#pragma unroll
+            for (int q = 0; q < kBlockN / 32; ++q) {
+              if (n0 + q * 32 < args.n) tma_store_3d(&tm_d, out + q * 4096, n0 + q * 32, row0, where.z());
+            }
+            p::tma_store_commit();
+            stores_pending = true;
+          }
+          return;
         }
-        p::fence_async_shared();
-        p::named_barrier_sync(1 + warpgroup, 128);
-        if (wg_thread == 0) {
+        // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns
+        // (64-byte rows, 64-byte swizzle); two rounds.
+        constexpr int kHalfJ = kBlockN / 16;  // 8-column groups per half
 #pragma unroll
-          for (int q = 0; q < kBlockN / 32; ++q) {
-            if (n0 + q * 32 < args.n) tma_store_3d(&tm_d, out + q * 4096, n0 + q * 32, row0, where.z());
+        for (int half = 0; half < 2; ++half) {
+          if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+          p::named_barrier_sync(1 + warpgroup, 128);
+#pragma unroll
+          for (int jj = 0; jj < kHalfJ; ++jj) {
+            const int j = half * kHalfJ + jj;
+            const int box = jj / 2, unit16 = 2 * (jj % 2) + (lane % 4) / 2;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = wg_warp * 16 + lane / 4 + 8 * h;
+              const int offset = box * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 2) * 8;
+              *reinterpret_cast<float2*>(out + offset) = make_float2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
+            }
           }
-          p::tma_store_commit();
-          stores_pending = true;
+          p::fence_async_shared();
+          p::named_barrier_sync(1 + warpgroup, 128);
+          if (wg_thread == 0) {
+#pragma unroll
+            for (int q = 0; q < kBlockN / 32; ++q) {
+              const int col = n0 + half * (kBlockN / 2) + q * 16;
+              if (col >= args.n) continue;
+              if (args.out_add) {
+                tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
+              } else {
+                tma_store_3d(&tm_d, out + q * 4096, col, row0, where.z());
+              }
+            }
+            p::tma_store_commit();
+            stores_pending = true;
+          }
         }
         return;
       }
-      // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns
-      // (64-byte rows, 64-byte swizzle); two rounds.
-      constexpr int kHalfJ = kBlockN / 16;  // 8-column groups per half
+      // C first, every element of this thread, then D: the loads issue back to back, and
+      // C may be D since each thread reads only what it writes.
+      if (args.c != nullptr && !(flags & kZero)) {
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
-        p::named_barrier_sync(1 + warpgroup, 128);
-#pragma unroll
-        for (int jj = 0; jj < kHalfJ; ++jj) {
-          const int j = half * kHalfJ + jj;
-          const int box = jj / 2, unit16 = 2 * (jj % 2) + (lane % 4) / 2;
+        for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const int r = wg_warp * 16 + lane / 4 + 8 * h;
-            const int offset = box * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 2) * 8;
-            *reinterpret_cast<float2*>(out + offset) = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-          }
-        }
-        p::fence_async_shared();
-        p::named_barrier_sync(1 + warpgroup, 128);
-        if (wg_thread == 0) {
-#pragma unroll
-          for (int q = 0; q < kBlockN / 32; ++q) {
-            const int col = n0 + half * (kBlockN / 2) + q * 16;
-            if (col >= args.n) continue;
-            if (args.out_add) {
-              tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
+            const int r = row_lo + w * T::kWaveRows + 8 * h;
+            const int col = n0 + 8 * j + col_in_group;
+            if (r < r_lo || r >= r_hi || col >= args.n) continue;
+            const bool pair = col + 1 < args.n;
+            const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
+            float c0 = 0.0f, c1 = 0.0f;
+            if (args.d_f32) {
+              const float* c = static_cast<const float*>(args.c);
+              if (pair && args.paired_access) {
+                const float2 cv = *reinterpret_cast<const float2*>(c + ci);
+                c0 = cv.x;
+                c1 = cv.y;
+              } else {
+                c0 = c[ci];
+                c1 = pair ? c[ci + 1] : 0.0f;
+              }
             } else {
-              tma_store_3d(&tm_d, out + q * 4096, col, row0, where.z());
+              const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
+              if (pair && args.paired_access) {
+                const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
+                c0 = cv.x;
+                c1 = cv.y;
+              } else {
+                c0 = __bfloat162float(c[ci]);
+                c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
+              }
             }
+            acc_w[4 * j + 2 * h] += c0;
+            acc_w[4 * j + 2 * h + 1] += c1;
           }
-          p::tma_store_commit();
-          stores_pending = true;
         }
       }
-      return;
-    }
-    // C first, every element of this thread, then D: the loads issue back to back, and
-    // C may be D since each thread reads only what it writes.
-    if (args.c != nullptr && !(flags & kZero)) {
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int r = row_lo + 8 * h;
+          const int r = row_lo + w * T::kWaveRows + 8 * h;
           const int col = n0 + 8 * j + col_in_group;
           if (r < r_lo || r >= r_hi || col >= args.n) continue;
+          const float v0 = acc_w[4 * j + 2 * h], v1 = acc_w[4 * j + 2 * h + 1];
           const bool pair = col + 1 < args.n;
-          const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
-          float c0 = 0.0f, c1 = 0.0f;
+          const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
           if (args.d_f32) {
-            const float* c = static_cast<const float*>(args.c);
-            if (pair && args.paired_access) {
-              const float2 cv = *reinterpret_cast<const float2*>(c + ci);
-              c0 = cv.x;
-              c1 = cv.y;
+            float* d = static_cast<float*>(args.d);
+            if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
+              *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
             } else {
-              c0 = c[ci];
-              c1 = pair ? c[ci + 1] : 0.0f;
+              d[di] = v0;
+              if (pair) d[di + 1] = v1;
             }
           } else {
-            const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
+            __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
             if (pair && args.paired_access) {
-              const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
-              c0 = cv.x;
-              c1 = cv.y;
+              *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
             } else {
-              c0 = __bfloat162float(c[ci]);
-              c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
+              d[di] = __float2bfloat16_rn(v0);
+              if (pair) d[di + 1] = __float2bfloat16_rn(v1);
             }
-          }
-          acc[4 * j + 2 * h] += c0;
-          acc[4 * j + 2 * h + 1] += c1;
-        }
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = row_lo + 8 * h;
-        const int col = n0 + 8 * j + col_in_group;
-        if (r < r_lo || r >= r_hi || col >= args.n) continue;
-        const float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-        const bool pair = col + 1 < args.n;
-        const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
-        if (args.d_f32) {
-          float* d = static_cast<float*>(args.d);
-          if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
-            *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
-          } else {
-            d[di] = v0;
-            if (pair) d[di + 1] = v1;
-          }
-        } else {
-          __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
-          if (pair && args.paired_access) {
-            *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
-          } else {
-            d[di] = __float2bfloat16_rn(v0);
-            if (pair) d[di + 1] = __float2bfloat16_rn(v1);
           }
         }
       }
-    }
+    };
+#pragma unroll
+    for (int w = 0; w < kWaves; ++w) write_slab(w);
   };
 
   if constexpr (kDenseSchedule) {

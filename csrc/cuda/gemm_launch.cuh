@@ -15,7 +15,8 @@ namespace deep_gemm::cuda::gemm_detail {
   X(64, 96, false, false) X(64, 128, false, false) X(64, 160, false, false) X(64, 192, false, false)
 #define DG_FP8_GEMM_SHAPES_BM128(X) \
   X(128, 16, false, false) X(128, 32, false, false) X(128, 64, false, false) X(128, 96, false, false) \
-  X(128, 128, false, false) X(128, 144, false, false) X(128, 160, false, false)
+  X(128, 128, false, false) X(128, 144, false, false) X(128, 160, false, false) X(128, 192, false, false)
+#define DG_FP8_GEMM_SHAPES_BM256(X) X(256, 128, false, false)
 #define DG_FP8_GEMM_SHAPES_ROW(X) \
   X(64, 32, true, false) X(64, 64, true, false) X(64, 128, true, false) X(128, 64, true, false) \
   X(128, 128, true, false)
@@ -23,7 +24,8 @@ namespace deep_gemm::cuda::gemm_detail {
   X(64, 64, false, true) X(64, 128, false, true) X(64, 192, false, true) X(64, 256, false, true) \
   X(128, 64, false, true) X(128, 128, false, true) X(128, 192, false, true) X(128, 256, false, true)
 #define DG_GEMM_SHAPES(X) \
-  DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_ROW(X) DG_BF16_GEMM_SHAPES(X)
+  DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_BM256(X) DG_FP8_GEMM_SHAPES_ROW(X) \
+  DG_BF16_GEMM_SHAPES(X)
 // clang-format on
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>

@@ -162,3 +162,24 @@ def test_every_kernel_shape_in_a_cuda_graph(shape: tuple[str, bool], monkeypatch
         torch.cuda.synchronize()
         assert torch.equal(d.view(torch.int16), eager.view(torch.int16))
     assert os.environ["DG_SM90_GEMM_CONFIG"] == cfg
+
+
+@pytest.mark.parametrize("c_form", ["c_is_d", "separate_c", "bf16_c"])
+@pytest.mark.parametrize("shape", SHAPES, ids=[f"{s}-{'row' if r else 'blk'}" for s, r in SHAPES])
+def test_every_kernel_shape_accumulates(shape: tuple[str, bool], c_form: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each compiled shape, forced: D = C + A B^T through every output path, with a K tail."""
+    cfg, per_row = shape
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
+    bm, bn = (int(v) for v in cfg.split("x"))
+    m, n, k = 2 * bm + 24, 3 * bn - 16, 720
+    ops, ref = _operands(m, n, k, per_row_b=per_row)
+    recipe = (1, 1, 128) if per_row else None
+    dtype = torch.bfloat16 if c_form == "bf16_c" else torch.float
+    c = torch.randn(m, n, device="cuda").to(dtype)
+    if c_form == "c_is_d":
+        d = c.clone()
+        _run("nt", ops, d, d, recipe)
+    else:
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+        _run("nt", ops, d, c, recipe)
+    assert calc_diff(d, ref + c.double()) < 1e-3
