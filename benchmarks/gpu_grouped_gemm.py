@@ -3,7 +3,9 @@ masked GEMMs against one torch blockwise `_scaled_mm` per group, its BF16 ones a
 `torch._grouped_mm`, the K-grouped FP8 NT GEMM (float32 D += per group) against one bf16
 torch.matmul of the dequantised operands per group, and einsum 'bhr,hdr->bhd' (bf16, B a
 strided slice) against torch.einsum (the in-run anchors), next to the upstream figures of
-gpu-targets.md (measured side by side on an H200; the target).  K-grouped sizes are drawn
+gpu-targets.md (measured side by side on an H200; the target).  The bf16 K-grouped TN GEMM and
+einsum 'bhd,hdr->bhr' (MN-major operands) have no upstream figure there: torch's per-group
+matmul and torch.einsum are their anchors.  K-grouped sizes are drawn
 in [0.7, 1.3] x the mean and aligned to 128, the last absorbing the difference.
 
 Shapes as gpu-targets.md: contiguous = groups x total rows x n x k, each group's rows drawn
@@ -56,6 +58,10 @@ EINSUM_BHR = {
     (128, 128, 512, 128): 16.8, (4096, 128, 512, 128): 186.4, (128, 8, 4096, 1024): 30.9,
     (4096, 8, 4096, 1024): 371.9,
 }  # fmt: skip
+# No upstream figure in gpu-targets.md (the torch anchor is the in-run reference): the bf16
+# K-grouped TN GEMM (MN-major operands) and einsum 'bhd,hdr->bhr' (B MN-major), (b, h, d, r).
+K_GROUPED_BF16 = [(4, 4096, 7168, 34304), (4, 7168, 2048, 33024)]
+EINSUM_BHD = [(128, 128, 128, 512), (4096, 128, 128, 512), (128, 8, 1024, 4096), (4096, 8, 1024, 4096)]
 ALIGN = 128
 
 
@@ -109,6 +115,67 @@ def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Te
         "torch": t_torch,
         "diff": diff,
         "host": time_host(ours, 20),
+        "mem": peak_bytes(ours),
+    }
+
+
+def k_grouped_bf16_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    groups, m, n, total = key
+    ks = sizes_for(groups, total, total // groups)
+    a = torch.randn(sum(ks), m, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(sum(ks), n, device="cuda", dtype=torch.bfloat16)
+    d = torch.randn(groups, m, n, device="cuda")
+    layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
+    starts = [sum(ks[:g]) for g in range(groups)]
+
+    def ours() -> None:
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, d)
+
+    g = random.randrange(groups)
+    before = d[g, :256, :256].double().clone()
+    ours()
+    a_g, b_g = a[starts[g] : starts[g] + ks[g]], b[starts[g] : starts[g] + ks[g]]
+    diff = calc_diff(d[g, :256, :256], before + a_g[:, :256].double().t() @ b_g[:, :256].double())
+    out = torch.empty(groups, m, n, device="cuda", dtype=torch.bfloat16)  # torch's bf16 product (float32 sums)
+
+    def anchor() -> None:
+        for g2 in range(groups):
+            torch.matmul(a[starts[g2] : starts[g2] + ks[g2]].t(), b[starts[g2] : starts[g2] + ks[g2]], out=out[g2])
+
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {
+        "m": m,
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, 20),
+        "mem": peak_bytes(ours),
+    }
+
+
+def einsum_bhd_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    nb, h, dd, r = key
+    x = torch.randn(nb, h, dd, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(h, dd, r, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(nb, h, r, device="cuda", dtype=torch.bfloat16)
+
+    def ours() -> None:
+        deep_gemm.einsum("bhd,hdr->bhr", x, y, out)
+
+    ours()
+    rows = slice(0, min(nb, 256))
+    diff = calc_diff(out[rows], torch.einsum("bhd,hdr->bhr", x[rows].double(), y.double()))
+
+    def anchor() -> None:
+        torch.einsum("bhd,hdr->bhr", x, y)
+
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {
+        "m": nb,
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, 50),
         "mem": peak_bytes(ours),
     }
 
@@ -286,8 +353,8 @@ def main() -> None:
     random.seed(0)
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
-    rows: list[tuple[str, str, float, dict]] = []
-    cases: list[tuple[str, tuple[int, int, int, int], float, Callable[[], dict]]] = []
+    rows: list[tuple[str, str, float | None, dict]] = []
+    cases: list[tuple[str, tuple[int, int, int, int], float | None, Callable[[], dict]]] = []
     for key, up in CONTIGUOUS.items():
         cases.append(("contiguous", key, up, lambda key=key: contiguous_case(key, False, args.repeats, flush)))
         cases.append(("contiguous_psum", key, up, lambda key=key: contiguous_case(key, True, args.repeats, flush)))
@@ -301,30 +368,35 @@ def main() -> None:
         cases.append(("k_grouped_fp8_nt", key, up, lambda key=key: k_grouped_case(key, args.repeats, flush)))
     for key, up in EINSUM_BHR.items():
         cases.append(("einsum_bhr_hdr_bhd", key, up, lambda key=key: einsum_case(key, args.repeats, flush)))
+    for key in K_GROUPED_BF16:
+        cases.append(("k_grouped_bf16_tn", key, None, lambda key=key: k_grouped_bf16_case(key, args.repeats, flush)))
+    for key in EINSUM_BHD:
+        cases.append(("einsum_bhd_hdr_bhr", key, None, lambda key=key: einsum_bhd_case(key, args.repeats, flush)))
     for family, key, upstream, run in cases:
         r = run()
         # Upstream's total rows differ a little from ours (random draws): compare per row.
         up_rows = key[1] if "contiguous" in family else None
-        target = upstream * (r["m"] / up_rows) if up_rows else upstream
+        target = None if upstream is None else upstream * (r["m"] / up_rows) if up_rows else upstream
         shape = "x".join(map(str, key))
         rows.append((family, shape, target, r))
+        versus = "upstream –" if target is None else f"upstream {target:8.1f} ({target / r['ours']:.3f}x)"
         print(
-            f"{family:16s} {shape:22s} rows {r['m']:6d} | ours {r['ours']:9.1f} us | torch per group {r['torch']:9.1f} "
-            f"({r['torch'] / r['ours']:.2f}x) | upstream {target:8.1f} ({target / r['ours']:.3f}x) | diff "
-            f"{r['diff']:.1e} | host {r['host']:.1f} us"
+            f"{family:18s} {shape:22s} rows {r['m']:6d} | ours {r['ours']:9.1f} us | torch per group {r['torch']:9.1f} "
+            f"({r['torch'] / r['ours']:.2f}x) | {versus} | diff {r['diff']:.1e} | host {r['host']:.1f} us"
             + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else ""),
             flush=True,
         )
-        bound = 1e-5 if family.startswith(("bf16", "einsum")) else 1e-3
+        bound = 1e-5 if family.startswith(("bf16", "einsum", "k_grouped_bf16")) else 1e-3
         assert r["diff"] < bound, f"{family} {shape}: calc_diff {r['diff']}"
     lines = [
         "| family | shape | rows | ours µs | torch per-group µs | torch/ours | upstream µs | upstream/ours | host µs |",
         "|" + "---|" * 9,
     ]
     for family, shape, target, r in rows:
+        up = "– | –" if target is None else f"{target:.1f} | {target / r['ours']:.3f}"
         lines.append(
             f"| {family} | {shape} | {r['m']} | {r['ours']:.1f} | {r['torch']:.1f} | {r['torch'] / r['ours']:.2f} "
-            f"| {target:.1f} | {target / r['ours']:.3f} | {r['host']:.1f} |"
+            f"| {up} | {r['host']:.1f} |"
         )
     for family in (
         "contiguous",
@@ -335,10 +407,13 @@ def main() -> None:
         "k_grouped_fp8_nt",
         "einsum_bhr_hdr_bhd",
     ):
-        ratios = [t / r["ours"] for f, _, t, r in rows if f == family]
+        ratios = [t / r["ours"] for f, _, t, r in rows if f == family and t is not None]
         lines.append(
             f"\n{family}: geomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}."
         )
+    for family in ("k_grouped_bf16_tn", "einsum_bhd_hdr_bhr"):
+        ratios = [r["torch"] / r["ours"] for f, _, _, r in rows if f == family]
+        lines.append(f"\n{family} (no upstream figure): geomean torch/ours {statistics.geometric_mean(ratios):.3f}.")
     lines.append(environment())
     emit(lines, args.markdown)
 

@@ -115,10 +115,11 @@ inline void bf16_head_contraction(const std::string& expr, const at::Tensor& a, 
   if (d.numel() == 0) return;
 #ifdef DG_WITH_SM90_KERNELS
   if (over_r && k > 0 && gemm_cuda::bf16_heads(a, b, d)) return;
+  if (!over_r && k > 0 && gemm_cuda::bf16_heads_mn(a, b, d)) return;
 #endif
   // Contracted in bf16 by ATen: a float32 accumulator and one rounding to bf16, the computation
   // torch.einsum performs on these operands, so the two agree bit for bit (the native sm90
-  // path above accumulates in another order and may differ from it in the last bit).
+  // paths above accumulate in another order and may differ from it in the last bit).
   // (Widening to float32 first would round the same sums in another order and differ in the
   // last bit of a few elements.)
   d.copy_(at::einsum(expr, {a, b}));

@@ -212,6 +212,82 @@ inline bool k_grouped_fp8_nt(const at::Tensor& a, const at::Tensor& sfa, const a
   return launch(p, d);
 }
 
+// k_grouped_bf16_gemm_tn: D[g] = C[g] + A_g^T B_g with A_g = a[start_g : start_g + k_g] ([k_g, M],
+// M contiguous) and B_g likewise from b [sum k, N]: MN-major operands, float32 D [G, M, N].
+inline bool k_grouped_bf16_tn(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, const at::Tensor& c,
+                              const std::vector<int64_t>& ks, const std::vector<int64_t>& starts) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16 || d.scalar_type() != at::kFloat) {
+    return false;
+  }
+  if ((a.size(1) > 1 && a.stride(1) != 1) || (b.size(1) > 1 && b.stride(1) != 1)) return false;
+  if (!d.is_contiguous() || !c.is_contiguous()) return false;
+  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0);
+  int64_t total_k = 0;
+  for (const int64_t k : ks) total_k += k;
+  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || total_k > INT32_MAX) return false;
+  std::vector<int> group_k;
+  std::vector<int64_t> a_offsets, b_offsets;
+  for (size_t g = 0; g < ks.size(); ++g) {
+    group_k.push_back(static_cast<int>(ks[g]));
+    a_offsets.push_back(starts[g] * a.stride(0));
+    b_offsets.push_back(starts[g] * b.stride(0));
+  }
+  cuda::GemmProblem p;
+  p.ab_dtype = cuda::InDtype::kBf16;
+  p.layout = cuda::GemmLayout::kKGrouped;
+  p.a_mn_major = p.b_mn_major = true;
+  p.groups = static_cast<int>(groups);
+  p.m = static_cast<int>(m);
+  p.n = static_cast<int>(n);
+  p.k = static_cast<int>(total_k);
+  p.group_k = group_k.data();
+  p.a_offsets = a_offsets.data();
+  p.b_offsets = b_offsets.data();
+  p.a = a.data_ptr();
+  p.lda = a.stride(0);
+  p.b = b.data_ptr();
+  p.ldb = b.stride(0);
+  p.d = d.data_ptr();
+  p.ldd = d.stride(1);
+  p.d_group = d.stride(0);
+  p.d_dtype = cuda::OutDtype::kFloat;
+  p.c = c.data_ptr();
+  p.ldc = c.stride(1);
+  p.c_group = c.stride(0);
+  return launch(p, d);
+}
+
+// einsum 'bhd,hdr->bhr' in BF16: per head h, D[:, h, :] = A[:, h, :] B[h] with A [b, h, k]
+// (K = d contiguous), B [h, k, n] (n = r contiguous: an MN-major operand) and D [b, h, n].
+inline bool bf16_heads_mn(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16 || d.scalar_type() != at::kBFloat16) {
+    return false;
+  }
+  if (a.stride(2) != 1 || b.stride(2) != 1 || d.stride(2) != 1) return false;
+  if (a.size(0) > INT32_MAX || a.size(1) > INT32_MAX || a.size(2) > INT32_MAX || b.size(2) > INT32_MAX) return false;
+  cuda::GemmProblem p;
+  p.ab_dtype = cuda::InDtype::kBf16;
+  p.layout = cuda::GemmLayout::kBatched;
+  p.b_mn_major = true;
+  p.groups = static_cast<int>(a.size(1));
+  p.m = static_cast<int>(a.size(0));
+  p.n = static_cast<int>(b.size(2));
+  p.k = static_cast<int>(a.size(2));
+  p.a = a.data_ptr();
+  p.lda = a.stride(0);
+  p.a_group = a.stride(1);
+  p.b = b.data_ptr();
+  p.ldb = b.stride(1);
+  p.b_group = b.stride(0);
+  p.d = d.data_ptr();
+  p.ldd = d.stride(0);
+  p.d_group = d.stride(1);
+  p.d_dtype = cuda::OutDtype::kBf16;
+  return launch(p, d);
+}
+
 // Per head h: D[:, h, :] = A[:, h, :] B[h]^T, A [b, h, k], B [h, n, k], D [b, h, n] with the
 // last dims contiguous and the other strides free: a batched problem over the heads.
 inline bool fill_heads(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {

@@ -612,6 +612,10 @@ inline void k_grouped_bf16_gemm_tn_contiguous(const at::Tensor& a, const at::Ten
   const auto groups = grouped::resolve_k_groups(ks_cpu, grouped_layout, num_groups, use_psum_layout);
   grouped::check_k_rows(a.size(0), "a", groups, use_psum_layout);
   grouped::check_k_rows(b.size(0), "b", groups, use_psum_layout);
+#ifdef DG_WITH_SM90_KERNELS
+  if (d.numel() == 0) return;
+  if (gemm_cuda::k_grouped_bf16_tn(a, b, d, *c, groups.ks, groups.starts)) return;
+#endif
   grouped::write_k_grouped(d, c, groups, [&](size_t, int64_t start, int64_t k) {
     return at::matmul(a.narrow(0, start, k).to(at::kFloat).t(), b.narrow(0, start, k).to(at::kFloat));
   });

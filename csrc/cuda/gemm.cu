@@ -20,13 +20,14 @@ struct Compiled {
   int block_m, block_n;
   bool sfb_per_row;
   bool bf16;
+  int majors;  // MN-major operands: bit 0 A, bit 1 B
   int (*stages)();
   cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
 
 // clang-format off
-#define DG_GEMM_ENTRY(BM, BN, ROW, BF16) \
-  Compiled{BM, BN, ROW, BF16, &Shape<BM, BN, ROW, BF16>::stages, &Shape<BM, BN, ROW, BF16>::launch},
+#define DG_GEMM_ENTRY(BM, BN, ROW, BF16, MAJ) \
+  Compiled{BM, BN, ROW, BF16, MAJ, &Shape<BM, BN, ROW, BF16, MAJ>::stages, &Shape<BM, BN, ROW, BF16, MAJ>::launch},
 // clang-format on
 const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY)};
 #undef DG_GEMM_ENTRY
@@ -107,6 +108,7 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
   // groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
+  if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 
@@ -160,15 +162,29 @@ std::string gemm_unsupported(const GemmProblem& p) {
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
   if (p.m <= 0 || p.n <= 0 || (p.k <= 0 && !k_grouped) || p.k < 0) return "empty problem";
   const int ab_bytes = p.ab_dtype == InDtype::kBf16 ? 2 : 1;
+  const bool mn_major = p.a_mn_major || p.b_mn_major;
+  if (mn_major) {
+    if (p.ab_dtype != InDtype::kBf16) return "MN-major operands are BF16";
+    if (p.layout != GemmLayout::kDense && p.layout != GemmLayout::kBatched && !k_grouped) {
+      return "MN-major operands serve dense, batched and K-grouped problems";
+    }
+  }
+  const bool bf16_k_grouped = k_grouped && p.ab_dtype == InDtype::kBf16;
+  if (bf16_k_grouped && !(p.a_mn_major && p.b_mn_major)) return "BF16 K-grouped problems have MN-major operands";
   if (k_grouped) {
-    if (p.ab_dtype != InDtype::kFp8E4m3 || p.sfb_gran_n != 1) return "K-grouped problems are FP8 with per-row scales";
-    if (p.group_k == nullptr || p.a_offsets == nullptr || p.b_offsets == nullptr || p.sf_block0 == nullptr) {
+    if (!bf16_k_grouped && (p.ab_dtype != InDtype::kFp8E4m3 || p.sfb_gran_n != 1)) {
+      return "K-grouped FP8 problems have per-row scales";
+    }
+    if (p.group_k == nullptr || p.a_offsets == nullptr || p.b_offsets == nullptr ||
+        (!bf16_k_grouped && p.sf_block0 == nullptr)) {
       return "K-grouped problems need the host-side group sizes and offsets";
     }
     for (int g = 0; g < p.groups; ++g) {
-      if (p.group_k[g] < 0 || p.group_k[g] % 16 != 0) return "K-grouped sizes must be multiples of 16";
-      if ((reinterpret_cast<uintptr_t>(p.a) + p.a_offsets[g]) % 16 != 0 ||
-          (reinterpret_cast<uintptr_t>(p.b) + p.b_offsets[g]) % 16 != 0) {
+      if (p.group_k[g] < 0) return "K-grouped sizes must be non-negative";
+      // FP8 groups are K-major (K rows of 16-byte multiples); BF16 ones MN-major (any K).
+      if (!bf16_k_grouped && p.group_k[g] % 16 != 0) return "K-grouped sizes must be multiples of 16";
+      if ((reinterpret_cast<uintptr_t>(p.a) + p.a_offsets[g] * ab_bytes) % 16 != 0 ||
+          (reinterpret_cast<uintptr_t>(p.b) + p.b_offsets[g] * ab_bytes) % 16 != 0) {
         return "K-grouped operand blocks must be 16-byte aligned";
       }
     }
@@ -183,7 +199,7 @@ std::string gemm_unsupported(const GemmProblem& p) {
   if (p.ab_dtype != InDtype::kBf16 && p.sfb_gran_n != 1 && p.sfb_gran_n != 128) {
     return "SFB granularity along N must be 1 or 128";
   }
-  if (!k_grouped && ((p.lda * ab_bytes) % 16 != 0 || (p.ldb * ab_bytes) % 16 != 0)) {
+  if ((!k_grouped || bf16_k_grouped) && ((p.lda * ab_bytes) % 16 != 0 || (p.ldb * ab_bytes) % 16 != 0)) {
     return "row strides of a and b must be multiples of 16 bytes";
   }
   if (reinterpret_cast<uintptr_t>(p.a) % 16 != 0 || reinterpret_cast<uintptr_t>(p.b) % 16 != 0) {

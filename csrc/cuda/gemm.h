@@ -32,7 +32,8 @@ enum class InDtype : int { kFp8E4m3 = 0, kBf16 = 1 };
 //   kKGrouped D[g] = C[g] + A_g B_g^T where A_g is [m, k_g] row-major at element
 //            a_offsets[g] with row stride k_g (B_g likewise [n, k_g] at b_offsets[g]); the
 //            sizes live on the host (group_k), the scales are per row and 128-wide K block
-//            with group g's blocks starting at column sf_block0[g]; FP8 with sfb_gran_n 1;
+//            with group g's blocks starting at column sf_block0[g]; FP8 with sfb_gran_n 1,
+//            or BF16 with both operands MN-major (A_g [k_g, m], B_g [k_g, n], no scales);
 //   kBatchSum D = C + sum_g A[g] B[g]^T (BF16): one accumulation over every g's K.
 enum class GemmLayout : int {
   kDense = 0,
@@ -62,6 +63,9 @@ struct GemmProblem {
   int64_t lda = 0;
   const void* b = nullptr;  // [n, k], row stride ldb
   int64_t ldb = 0;
+  // BF16 only: A (B) MN-major, stored [k, m] ([k, n]) with the M (N) values contiguous and K
+  // rows lda (ldb) apart; K-grouped: A_g is [k_g, m] at element a_offsets[g] (B_g likewise).
+  bool a_mn_major = false, b_mn_major = false;
   const float* sfa = nullptr;  // sfa[group * sfa_group + row * sfa_mn + kb * sfa_k] (group: masked only)
   int64_t sfa_group = 0, sfa_mn = 0, sfa_k = 0;
   const float* sfb = nullptr;  // sfb[group * sfb_group + (col / sfb_gran_n) * sfb_mn + kb * sfb_k]

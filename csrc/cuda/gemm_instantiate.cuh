@@ -13,15 +13,15 @@
 
 namespace deep_gemm::cuda::gemm_detail {
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
-int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::stages() {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::stages() {
   return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>::kStages;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors>
 auto* kernel_of() {
   if constexpr (kBf16) {
-    return &sm90_bf16_gemm_kernel<kBlockM, kBlockN>;
+    return &sm90_bf16_gemm_kernel<kBlockM, kBlockN, kMajors>;
   } else {
     return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
   }
@@ -43,20 +43,26 @@ inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_by
                 swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem& p, const GemmConfig& cfg,
-                                                               cudaStream_t stream) {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const GemmProblem& p, const GemmConfig& cfg,
+                                                                        cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
   const bool batch_sum = p.layout == GemmLayout::kBatchSum;
   const bool batched = p.layout == GemmLayout::kBatched;
-  if constexpr (!(kSfbPerRow && !kBf16)) {
+  constexpr bool kMnA = (kMajors & kMnMajorA) != 0, kMnB = (kMajors & kMnMajorB) != 0;
+  // K-grouped kernels: FP8 with per-row scales, or BF16 with both operands MN-major.
+  constexpr bool kKGroupedKernel = (kSfbPerRow && !kBf16) || (kBf16 && kMnA && kMnB);
+  if constexpr (!kKGroupedKernel) {
     if (k_grouped) return cudaErrorNotSupported;
+  }
+  if constexpr (kMajors != 0) {
+    if (p.layout != GemmLayout::kDense && !batched && !k_grouped) return cudaErrorNotSupported;
   }
   if constexpr (!kBf16) {
     if (batch_sum) return cudaErrorNotSupported;
   }
-  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16>();
+  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>();
   static const cudaError_t attr_status =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
@@ -72,12 +78,17 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
     const uint64_t zs = three_d ? p.groups : 1;
     const int64_t a_z = three_d ? p.a_group : static_cast<int64_t>(rows) * p.lda;
     const int64_t b_z = three_d ? p.b_group : static_cast<int64_t>(b_rows) * p.ldb;
-    if (!make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
-                     CU_TENSOR_MAP_SWIZZLE_128B) ||
-        !make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues, kBlockN,
-                     CU_TENSOR_MAP_SWIZZLE_128B)) {
-      return cudaErrorInvalidValue;
-    }
+    // K-major: [zs, rows, k] in boxes of BLOCK x one K block; MN-major: [zs, k, rows] in boxes of
+    // one K block x 64 (the producer loads a tile's 64-wide slices one by one).
+    const bool ok_a = kMnA ? make_map_3d(&tm_a, ab, ab_bytes, p.a, rows, p.k, zs, p.lda, a_z, 64, T::kBlockKValues,
+                                         CU_TENSOR_MAP_SWIZZLE_128B)
+                           : make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
+                                         CU_TENSOR_MAP_SWIZZLE_128B);
+    const bool ok_b = kMnB ? make_map_3d(&tm_b, ab, ab_bytes, p.b, b_rows, p.k, zs, p.ldb, b_z, 64, T::kBlockKValues,
+                                         CU_TENSOR_MAP_SWIZZLE_128B)
+                           : make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues,
+                                         kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
+    if (!ok_a || !ok_b) return cudaErrorInvalidValue;
   }
 
   // The output map: [groups, m, n] for batched and K-grouped problems, else [1, rows, n].
@@ -154,16 +165,37 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
   launch.blockDim = dim3(T::kThreads);
   launch.dynamicSmemBytes = T::kSmemBytes;
   launch.stream = stream;
-  if constexpr (kSfbPerRow && !kBf16) {
+  if constexpr (kKGroupedKernel) {
     if (k_grouped) {
       // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
-      auto* grouped_kernel = &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
+      auto* grouped_kernel = [] {
+        if constexpr (kBf16) {
+          return &sm90_bf16_gemm_k_grouped_kernel<kBlockM, kBlockN, kMajors>;
+        } else {
+          return &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
+        }
+      }();
       static const cudaError_t grouped_attr =
           cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
       if (grouped_attr != cudaSuccess) return grouped_attr;
       KGroupTable table{};
       const auto* a_bytes = static_cast<const uint8_t*>(p.a);
       const auto* b_bytes = static_cast<const uint8_t*>(p.b);
+      // FP8: A_g [m, k_g] and B_g [n, k_g], K-major and packed; BF16: A_g [k_g, m] and B_g [k_g,
+      // n], MN-major with K rows lda and ldb apart.
+      const auto group_maps = [&](int i, int g, int k) {
+        if constexpr (kBf16) {
+          return make_map_3d(&table.a[i], ab, 2, a_bytes + p.a_offsets[g] * 2, p.m, k, 1, p.lda,
+                             static_cast<int64_t>(k) * p.lda, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                 make_map_3d(&table.b[i], ab, 2, b_bytes + p.b_offsets[g] * 2, p.n, k, 1, p.ldb,
+                             static_cast<int64_t>(k) * p.ldb, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B);
+        } else {
+          return make_map_3d(&table.a[i], ab, 1, a_bytes + p.a_offsets[g], k, p.m, 1, k, static_cast<int64_t>(k) * p.m,
+                             T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                 make_map_3d(&table.b[i], ab, 1, b_bytes + p.b_offsets[g], k, p.n, 1, k, static_cast<int64_t>(k) * p.n,
+                             T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
+        }
+      };
       const int64_t tiles_per_group = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
       for (int g = 0; g <= p.groups; ++g) {
         const bool flush = table.count == kMaxKGroups || (g == p.groups && table.count > 0);
@@ -178,20 +210,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
         const int k = p.group_k[g];
         if (k == 0) continue;
         const int i = table.count++;
-        if (!make_map_3d(&table.a[i], ab, 1, a_bytes + p.a_offsets[g], k, p.m, 1, k, static_cast<int64_t>(k) * p.m,
-                         T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) ||
-            !make_map_3d(&table.b[i], ab, 1, b_bytes + p.b_offsets[g], k, p.n, 1, k, static_cast<int64_t>(k) * p.n,
-                         T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B)) {
-          return cudaErrorInvalidValue;
-        }
+        if (!group_maps(i, g, k)) return cudaErrorInvalidValue;
         table.group[i] = g;
         table.k_blocks[i] = (k + T::kBlockKValues - 1) / T::kBlockKValues;
-        table.sf_block0[i] = p.sf_block0[g];
+        table.sf_block0[i] = kBf16 ? 0 : p.sf_block0[g];
       }
       return cudaSuccess;
     }
   }
-  if constexpr (kBf16) {
+  if constexpr (kBf16 && kMajors == 0) {
     if (batch_sum) {
       auto* sum_kernel = &sm90_bf16_bmn_bnk_mn_gemm_impl<kBlockM, kBlockN>;
       static const cudaError_t sum_attr =
@@ -214,4 +241,5 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16>::launch(const GemmProblem
 
 }  // namespace deep_gemm::cuda::gemm_detail
 
-#define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16) template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16>;
+#define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16, MAJ) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16, MAJ>;

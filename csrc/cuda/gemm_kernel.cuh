@@ -218,8 +218,13 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_
   n_blk = first + (rest - m_blk * width);
 }
 
+// Operand majors of a BF16 kernel (FP8 operands are K-major): bit kMnMajorA, A is MN-major
+// ([K, M] in memory, M contiguous); bit kMnMajorB, B is ([K, N], N contiguous).
+constexpr int kMnMajorA = 1, kMnMajorB = 2;
+constexpr int kMnChunkBytes = 64 * kBlockK;  // an MN-major tile's 64-wide slice: 64 K rows of 64 values
+
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0>
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
   const CUtensorMap* tm_a;
@@ -316,8 +321,8 @@ struct Producer {
     for (int kb = 0; kb < k_blocks; ++kb) {
       open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
       if (lane == 0) {
-        tma_load_3d(ma, &full()[stage], smem_a() + stage * T::kABytes, kk * T::kBlockKValues, a_row0, z_ab);
-        tma_load_3d(mb, &full()[stage], smem_b() + stage * T::kBBytes, kk * T::kBlockKValues, b_row0, z_ab);
+        load_operand<(kMajors & kMnMajorA) != 0, kBlockM>(ma, smem_a() + stage * T::kABytes, kk, a_row0, z_ab);
+        load_operand<(kMajors & kMnMajorB) != 0, kBlockN>(mb, smem_b() + stage * T::kBBytes, kk, b_row0, z_ab);
       }
       if (++kk == args.num_k_blocks && args.kind == kBatchSum) {
         kk = 0;
@@ -341,6 +346,21 @@ struct Producer {
       sfa_k += args.sfa_k;
       sfb_k += args.sfb_k;
       close_stage();
+    }
+  }
+
+  // One operand's K block kk of kRows rows from row0: a K-major box of kRows x 128 bytes, or,
+  // MN-major, kRows / 64 boxes of 64 K rows x 64 values (the map's inner dimension is M or N).
+  template <bool kMnMajor, int kRows>
+  __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* dst, int kk, int row0, int z) {
+    if constexpr (kMnMajor) {
+      static_assert(kBf16 && kRows % 64 == 0, "MN-major operands are BF16 tiles of whole 64-wide slices");
+#pragma unroll
+      for (int c = 0; c < kRows / 64; ++c) {
+        tma_load_3d(map, &full()[stage], dst + c * kMnChunkBytes, row0 + 64 * c, kk * T::kBlockKValues, z);
+      }
+    } else {
+      tma_load_3d(map, &full()[stage], dst, kk * T::kBlockKValues, row0, z);
     }
   }
 
@@ -512,7 +532,7 @@ struct Producer {
 };
 
 // kDenseSchedule: a dense problem's kernel, whose consumers walk the tiles themselves (below).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, bool kDenseSchedule = false>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, bool kDenseSchedule = false, int kMajors = 0>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
@@ -558,7 +578,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
-      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16> producer{&tm_a, &tm_b, table, args, smem, lane};
+      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors> producer{&tm_a, &tm_b, table, args, smem, lane};
       if constexpr (kDenseSchedule) {
         producer.run_dense(blockIdx.x, gridDim.x);
       } else {
@@ -591,8 +611,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
   // s adds its offset in 16-byte units to the start-address field, which never carries (shared
   // memory < 256 KiB).  The high word is a constant.
-  const uint32_t desc_a0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK), 0);
-  const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b), 0);
+  // A K-major tile's 64-row slab and an MN-major tile's 64-wide slice both span 8 KiB, so a
+  // warpgroup's part of A starts at the same offset either way.  MN-major operands carry the
+  // slices' stride in the leading-byte-offset field.
+  constexpr bool kMnA = (kMajors & kMnMajorA) != 0, kMnB = (kMajors & kMnMajorB) != 0;
+  static_assert(kMnChunkBytes == 64 * kBlockK, "one 64-row slab");
+  const uint32_t desc_a0 =
+      __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK, kMnA ? kMnChunkBytes : 16), 0);
+  const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b, kMnB ? kMnChunkBytes : 16), 0);
+  // One k16 step (BF16) moves 32 bytes along a K-major row, or 16 rows of 128 bytes MN-major.
+  constexpr uint32_t kStepA = kMnA ? 16 * kBlockK / 16 : 2, kStepB = kMnB ? 16 * kBlockK / 16 : 2;
 
   // One item, whose first stage the caller has waited for: rows [r_lo, r_hi) of the tile at D
   // row where.d_row0() (group where.z()), columns from n0, k_blocks stages (0: a zero item).
@@ -626,8 +654,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < kBlockK / 32; ++kk) {
-          p::bf16_wgmma<kBlockN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(b_lo + 2 * kk), acc,
-                                 kb > 0 || kk > 0);
+          p::bf16_wgmma<kBlockN, kMnA, kMnB>(p::gmma_desc_k_sw128_at(a_lo + kStepA * kk),
+                                             p::gmma_desc_k_sw128_at(b_lo + kStepB * kk), acc, kb > 0 || kk > 0);
         }
         p::wgmma_commit();
         p::wgmma_wait<1>();
@@ -958,11 +986,19 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThread
   gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
-template <int kBlockM, int kBlockN>
+template <int kBlockM, int kBlockN, int kMajors = 0>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, true, false, kMajors>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// K-grouped BF16 (k_grouped_bf16_gemm_tn: A_g [k_g, M] and B_g [k_g, N], both MN-major).
+template <int kBlockM, int kBlockN, int kMajors>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_k_grouped_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
+                                    const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, false, kMajors>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
 // BF16 D = C + sum_g A[g] B[g]^T (the einsum 'bmk,bnk->mn'), one accumulation over every K.

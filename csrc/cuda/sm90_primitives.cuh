@@ -141,11 +141,16 @@ __device__ __forceinline__ void regs_increase() {
 // Descriptor of a K-major operand tile in shared memory laid out by a 128-byte-swizzled TMA
 // load: rows of 128 bytes, 8-row groups 1024 bytes apart.  Advancing along K by 32 FP8 values
 // adds 32 bytes (2 in the address field) to the start address.
+// An MN-major BF16 tile (TMA boxes of 64 K rows x 64 values, one per 64-wide slice of M or N)
+// has the same 128-byte rows and 1024-byte 8-row groups, now along K; its slices lie 8 KiB
+// apart, the leading byte offset.  A k16 step then moves 16 rows (2048 bytes).
 // The descriptor is split into its low word (start address, leading byte offset), which
 // moves with the tile, and a constant high word (8-row stride, 128-byte swizzle).
 constexpr uint32_t kGmmaDescHiSw128 = (1024u >> 4) | (1u << 30);
-__device__ __forceinline__ uint32_t gmma_desc_lo(const void* tile) {
-  return ((smem_addr(tile) & 0x3FFFFu) >> 4) | (1u << 16);
+// The descriptor's low word: the start address and the leading byte offset (ignored by
+// swizzled K-major operands; the stride between 64-wide slices of an MN-major one).
+__device__ __forceinline__ uint32_t gmma_desc_lo(const void* tile, uint32_t leading_bytes = 16) {
+  return ((smem_addr(tile) & 0x3FFFFu) >> 4) | ((leading_bytes >> 4) << 16);
 }
 __device__ __forceinline__ uint64_t gmma_desc_k_sw128_at(uint32_t lo) {
   return (static_cast<uint64_t>(kGmmaDescHiSw128) << 32) | lo;

@@ -284,7 +284,7 @@ def test_bf16_contiguous_ids_and_psum() -> None:
 
 
 def _bf16_shapes() -> list[str]:
-    return [s.config for s in compiled_gemm_shapes() if s.bf16]
+    return [s.config for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0]
 
 
 @pytest.mark.parametrize("shape", _bf16_shapes())

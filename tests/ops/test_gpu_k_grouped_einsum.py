@@ -3,8 +3,10 @@ sm90a kernel's K-grouped, batched and batch-summed schedules and its TMA float32
 
 Against float64 references built from the definitions on fresh random inputs: K-grouped
 with ragged sizes (empty groups, one group), C separate and C = D, 20-call determinism and
-CUDA-graph replay with the data changed in place; einsum 'bhr,hdr->bhd' (bf16 and FP8, B a
-strided slice, A and D strided views), 'bmk,bnk->mn' (float32 in place, float32 with a
+CUDA-graph replay with the data changed in place; the bf16 K-grouped TN GEMM (MN-major operands:
+K tails inside a block, empty groups, the psum layout's NaN gaps, every compiled shape); einsum
+'bhr,hdr->bhd' (bf16 and FP8, B a strided slice, A and D strided views) and 'bhd,hdr->bhr' (B
+MN-major), 'bmk,bnk->mn' (float32 in place, float32 with a
 separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  Skipped without a GPU.
 """
 
@@ -16,6 +18,7 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_token_cast_to_fp8
+from tests.support.kernels import compiled_gemm_shapes
 
 pytestmark = pytest.mark.gpu
 
@@ -97,6 +100,133 @@ def test_k_grouped_deterministic_and_graph_replay() -> None:
     ref = c.double() + product2
     for g in range(len(ks)):
         assert calc_diff(d[g], ref[g]) < 1e-5
+
+
+def _bf16_tn_case(ks: list[int], m: int, n: int, psum: bool = False):
+    """K-stacked bf16 operands a [rows, m], b [rows, n] and the float64 A_g^T B_g of each group
+    (psum: group g starts at the previous end rounded up to the alignment; the rows between are
+    NaN, which must reach no output)."""
+    align = deep_gemm.get_mk_alignment_for_contiguous_layout()
+    starts, ends, row = [], [], 0
+    for k in ks:
+        start = (row + align - 1) // align * align if psum else row
+        starts.append(start)
+        ends.append(start + k)
+        row = start + k
+    a = torch.full((row, m), float("nan"), device="cuda", dtype=torch.bfloat16)
+    b = torch.full((row, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    products = []
+    for start, k in zip(starts, ks):
+        a[start : start + k] = torch.randn(k, m, device="cuda").bfloat16()
+        b[start : start + k] = torch.randn(k, n, device="cuda").bfloat16()
+        products.append(a[start : start + k].double().t() @ b[start : start + k].double())
+    return a, b, torch.stack(products), ends
+
+
+@pytest.mark.parametrize(
+    "ks,m,n,psum",
+    [
+        ([256, 0, 384, 128], 264, 200, False),
+        ([1024], 128, 512, False),
+        ([0, 0, 128], 64, 128, False),
+        ([512, 384, 0, 128, 640], 384, 256, False),
+        ([200, 0, 7, 300], 264, 200, True),  # psum: K tails ending inside a 64-row block
+        ([1000, 130], 128, 512, True),
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("in_place", [True, False], ids=["c_is_d", "c_separate"])
+def test_k_grouped_bf16_tn(ks: list[int], m: int, n: int, psum: bool, in_place: bool) -> None:
+    """The native MN-major path: empty groups, C, and (psum layout) K tails with NaN gaps."""
+    a, b, product, ends = _bf16_tn_case(ks, m, n, psum=psum)
+    c = torch.randn(len(ks), m, n, device="cuda")
+    c0 = c.clone()
+    d = c if in_place else torch.full_like(c, float("nan"))
+    layout = torch.tensor(ends if psum else ks, dtype=torch.int32, device="cuda")
+    deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, c, use_psum_layout=psum)
+    ref = c0.double() + product
+    for g, k in enumerate(ks):
+        if k == 0:
+            assert torch.equal(d[g], c0[g]), "an empty group must come out as C"
+        else:
+            assert calc_diff(d[g], ref[g]) < 1e-6
+    if not in_place:
+        assert torch.equal(c, c0), "a separate c was modified"
+
+
+def test_k_grouped_bf16_tn_psum_deterministic_and_graph_replay() -> None:
+    """psum layout with the sizes given on the host: the NaN rows between groups reach nothing;
+    20 calls are bitwise equal and a captured graph recomputes from changed operands."""
+    ks, m, n = [300, 0, 129, 512], 256, 384
+    a, b, product, ends = _bf16_tn_case(ks, m, n, psum=True)
+    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    c = torch.randn(len(ks), m, n, device="cuda")
+    d = torch.empty_like(c)
+    results = []
+    for _ in range(20):
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, c, use_psum_layout=True)
+        results.append(d.clone())
+    assert all(torch.equal(r, results[0]) for r in results)
+    ref = c.double() + product
+    assert all(calc_diff(results[0][g], ref[g]) < 1e-6 for g in range(len(ks)))
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, c, use_psum_layout=True)
+    a2, b2, product2, _ = _bf16_tn_case(ks, m, n, psum=True)
+    a.copy_(a2)
+    b.copy_(b2)
+    c.copy_(torch.randn_like(c))
+    d.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = c.double() + product2
+    for g in range(len(ks)):
+        assert calc_diff(d[g], ref[g]) < 1e-6
+
+
+MN_SHAPES = [(s.config, s.majors) for s in compiled_gemm_shapes() if s.majors]
+
+
+@pytest.mark.parametrize("shape", MN_SHAPES, ids=[f"{c}-mn{m}" for c, m in MN_SHAPES])
+def test_every_mn_major_shape(shape: tuple[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each compiled MN-major shape, forced: ragged M, N and K against float64."""
+    cfg, majors = shape
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
+    bm, bn = (int(v) for v in cfg.split("x"))
+    m, n = 2 * bm + 8, 2 * bn - 56
+    if majors == 3:
+        ks = [200, 0, 75]
+        a, b, product, ends = _bf16_tn_case(ks, m, n, psum=True)
+        c = torch.randn(len(ks), m, n, device="cuda")
+        d = c.clone()
+        layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, d, use_psum_layout=True)
+        ref = c.double() + product
+        assert all(calc_diff(d[g], ref[g]) < 1e-6 for g in (0, 2)) and torch.equal(d[1], c[1])
+    else:
+        h, k = 3, 200
+        x = torch.randn(m, h, k, device="cuda").bfloat16()
+        y = torch.randn(h, k, n + 40, device="cuda").bfloat16()[:, :, :n]
+        out = torch.full((m, h, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.einsum("bhd,hdr->bhr", x, y, out)
+        assert calc_diff(out, torch.einsum("bhd,hdr->bhr", x.double(), y.double())) < 1e-5
+
+
+@pytest.mark.parametrize("nb,h,dd,r", [(5, 3, 64, 128), (200, 16, 128, 512), (300, 8, 200, 384)], ids=str)
+def test_einsum_bhd_hdr_bhr_bf16(nb: int, h: int, dd: int, r: int) -> None:
+    """'bhd,hdr->bhr' on the native kernel (B MN-major): strided A, B and D against float64."""
+    x = torch.randn(nb, h, dd + 64, device="cuda").bfloat16()[:, :, :dd]  # strided A
+    y = torch.randn(h, dd, r + 72, device="cuda").bfloat16()[:, :, :r]  # strided B
+    full = torch.full((nb, h + 2, r + 8), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out = full[:, 1 : h + 1, :r]  # strided D: what is outside must stay NaN
+    deep_gemm.einsum("bhd,hdr->bhr", x, y, out)
+    ref = torch.einsum("bhd,hdr->bhr", x.double(), y.double())
+    assert calc_diff(out, ref) < 1e-5
+    assert torch.isnan(full[:, 0].float()).all() and torch.isnan(full[:, h + 1].float()).all()
+    assert torch.isnan(full[:, :, r:].float()).all()
 
 
 @pytest.mark.parametrize("nb,h,r,dd", [(5, 3, 128, 64), (200, 16, 512, 128), (300, 8, 384, 200)], ids=str)

@@ -17,4 +17,9 @@ def test_every_kernel_family_has_compiled_shapes() -> None:
     assert all(not s.bf16 and not s.sfb_per_row for s in shapes if s.block_m == 256)
     assert all(s.block_n % 8 == 0 and 16 <= s.block_n <= 256 for s in shapes)
     assert not any(s.bf16 and s.sfb_per_row for s in shapes)  # BF16 has no scales
-    assert len({(s.config, s.sfb_per_row, s.bf16) for s in shapes}) == len(shapes)
+    assert len({(s.config, s.sfb_per_row, s.bf16, s.majors) for s in shapes}) == len(shapes)
+    # MN-major operands are BF16 (B alone for the einsum, both for the K-grouped TN GEMM), in
+    # whole 64-wide slices.
+    mn = [s for s in shapes if s.majors]
+    assert {s.majors for s in mn} == {2, 3}
+    assert all(s.bf16 and s.block_m % 64 == 0 and s.block_n % 64 == 0 for s in mn)

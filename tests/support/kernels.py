@@ -15,6 +15,7 @@ class GemmShape(NamedTuple):
     block_n: int
     sfb_per_row: bool
     bf16: bool
+    majors: int = 0  # BF16 operands stored MN-major: bit 0 A, bit 1 B
 
     @property
     def config(self) -> str:
@@ -23,5 +24,7 @@ class GemmShape(NamedTuple):
 
 
 def compiled_gemm_shapes() -> list[GemmShape]:
-    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false)\)", LAUNCH_HEADER.read_text())
-    return sorted({GemmShape(int(m), int(n), row == "true", bf16 == "true") for m, n, row, bf16 in found})
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false), (\d)\)", LAUNCH_HEADER.read_text())
+    return sorted(
+        {GemmShape(int(m), int(n), row == "true", bf16 == "true", int(maj)) for m, n, row, bf16, maj in found}
+    )
