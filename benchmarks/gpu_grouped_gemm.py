@@ -74,6 +74,27 @@ def peak_bytes(fn: Callable[[], None]) -> int:
     return torch.cuda.max_memory_allocated() - before
 
 
+def measure(
+    m: int,
+    ours: Callable[[], None],
+    anchor: Callable[[], None],
+    diff: float,
+    repeats: int,
+    flush: torch.Tensor,
+    host_calls: int,
+) -> dict:
+    """Device times of ours and the anchor (interleaved), host time and peak extra memory of ours."""
+    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    return {
+        "m": m,
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, host_calls),
+        "mem": peak_bytes(ours),
+    }
+
+
 def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
     groups, m, n, total = key
     ks = sizes_for(groups, total, total // groups)
@@ -108,15 +129,7 @@ def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Te
         for g2 in range(groups):
             torch.matmul(deq_a[g2], deq_b[g2].t(), out=out[g2])
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {
-        "m": m,
-        "ours": t_ours,
-        "torch": t_torch,
-        "diff": diff,
-        "host": time_host(ours, 20),
-        "mem": peak_bytes(ours),
-    }
+    return measure(m, ours, anchor, diff, repeats, flush, host_calls=20)
 
 
 def k_grouped_bf16_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -142,69 +155,33 @@ def k_grouped_bf16_case(key: tuple[int, int, int, int], repeats: int, flush: tor
         for g2 in range(groups):
             torch.matmul(a[starts[g2] : starts[g2] + ks[g2]].t(), b[starts[g2] : starts[g2] + ks[g2]], out=out[g2])
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {
-        "m": m,
-        "ours": t_ours,
-        "torch": t_torch,
-        "diff": diff,
-        "host": time_host(ours, 20),
-        "mem": peak_bytes(ours),
-    }
+    return measure(m, ours, anchor, diff, repeats, flush, host_calls=20)
 
 
-def einsum_bhd_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    nb, h, dd, r = key
-    x = torch.randn(nb, h, dd, device="cuda", dtype=torch.bfloat16)
-    y = torch.randn(h, dd, r, device="cuda", dtype=torch.bfloat16)
-    out = torch.empty(nb, h, r, device="cuda", dtype=torch.bfloat16)
+def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor, expr: str = "bhr,hdr->bhd") -> dict:
+    """'bhr,hdr->bhd': key (b, h, r, d), y a strided slice; 'bhd,hdr->bhr': key (b, h, d, r), B MN-major."""
+    if expr == "bhr,hdr->bhd":
+        nb, h, r, dd = key
+        x = torch.randn(nb, h, r, device="cuda", dtype=torch.bfloat16)
+        y = torch.randn(h, 2 * dd, r, device="cuda", dtype=torch.bfloat16)[:, :dd, :]  # a strided slice
+        out = torch.empty(nb, h, dd, device="cuda", dtype=torch.bfloat16)
+    else:
+        nb, h, dd, r = key
+        x = torch.randn(nb, h, dd, device="cuda", dtype=torch.bfloat16)
+        y = torch.randn(h, dd, r, device="cuda", dtype=torch.bfloat16)
+        out = torch.empty(nb, h, r, device="cuda", dtype=torch.bfloat16)
 
     def ours() -> None:
-        deep_gemm.einsum("bhd,hdr->bhr", x, y, out)
+        deep_gemm.einsum(expr, x, y, out)
 
     ours()
     rows = slice(0, min(nb, 256))
-    diff = calc_diff(out[rows], torch.einsum("bhd,hdr->bhr", x[rows].double(), y.double()))
+    diff = calc_diff(out[rows], torch.einsum(expr, x[rows].double(), y.double()))
 
     def anchor() -> None:
-        torch.einsum("bhd,hdr->bhr", x, y)
+        torch.einsum(expr, x, y)
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {
-        "m": nb,
-        "ours": t_ours,
-        "torch": t_torch,
-        "diff": diff,
-        "host": time_host(ours, 50),
-        "mem": peak_bytes(ours),
-    }
-
-
-def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    nb, h, r, dd = key
-    x = torch.randn(nb, h, r, device="cuda", dtype=torch.bfloat16)
-    y = torch.randn(h, 2 * dd, r, device="cuda", dtype=torch.bfloat16)[:, :dd, :]  # a strided slice
-    out = torch.empty(nb, h, dd, device="cuda", dtype=torch.bfloat16)
-
-    def ours() -> None:
-        deep_gemm.einsum("bhr,hdr->bhd", x, y, out)
-
-    ours()
-    rows = slice(0, min(nb, 256))
-    diff = calc_diff(out[rows], torch.einsum("bhr,hdr->bhd", x[rows].double(), y.double()))
-
-    def anchor() -> None:
-        torch.einsum("bhr,hdr->bhd", x, y)
-
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {
-        "m": nb,
-        "ours": t_ours,
-        "torch": t_torch,
-        "diff": diff,
-        "host": time_host(ours, 50),
-        "mem": peak_bytes(ours),
-    }
+    return measure(nb, ours, anchor, diff, repeats, flush, host_calls=50)
 
 
 def grouped_b(groups: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -371,7 +348,9 @@ def main() -> None:
     for key in K_GROUPED_BF16:
         cases.append(("k_grouped_bf16_tn", key, None, lambda key=key: k_grouped_bf16_case(key, args.repeats, flush)))
     for key in EINSUM_BHD:
-        cases.append(("einsum_bhd_hdr_bhr", key, None, lambda key=key: einsum_bhd_case(key, args.repeats, flush)))
+        cases.append(
+            ("einsum_bhd_hdr_bhr", key, None, lambda key=key: einsum_case(key, args.repeats, flush, "bhd,hdr->bhr"))
+        )
     for family, key, upstream, run in cases:
         r = run()
         # Upstream's total rows differ a little from ours (random draws): compare per row.

@@ -114,8 +114,7 @@ inline void bf16_head_contraction(const std::string& expr, const at::Tensor& a, 
   no_c(c, expr);
   if (d.numel() == 0) return;
 #ifdef DG_WITH_SM90_KERNELS
-  if (over_r && k > 0 && gemm_cuda::bf16_heads(a, b, d)) return;
-  if (!over_r && k > 0 && gemm_cuda::bf16_heads_mn(a, b, d)) return;
+  if (k > 0 && gemm_cuda::bf16_heads(a, b, d, /*b_mn_major=*/!over_r)) return;
 #endif
   // Contracted in bf16 by ATen: a float32 accumulator and one rounding to bf16, the computation
   // torch.einsum performs on these operands, so the two agree bit for bit (the native sm90

@@ -258,45 +258,20 @@ inline bool k_grouped_bf16_tn(const at::Tensor& a, const at::Tensor& b, const at
   return launch(p, d);
 }
 
-// einsum 'bhd,hdr->bhr' in BF16: per head h, D[:, h, :] = A[:, h, :] B[h] with A [b, h, k]
-// (K = d contiguous), B [h, k, n] (n = r contiguous: an MN-major operand) and D [b, h, n].
-inline bool bf16_heads_mn(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
-  if (!d.is_cuda() || !is_sm90()) return false;
-  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16 || d.scalar_type() != at::kBFloat16) {
-    return false;
-  }
-  if (a.stride(2) != 1 || b.stride(2) != 1 || d.stride(2) != 1) return false;
-  if (a.size(0) > INT32_MAX || a.size(1) > INT32_MAX || a.size(2) > INT32_MAX || b.size(2) > INT32_MAX) return false;
-  cuda::GemmProblem p;
-  p.ab_dtype = cuda::InDtype::kBf16;
-  p.layout = cuda::GemmLayout::kBatched;
-  p.b_mn_major = true;
-  p.groups = static_cast<int>(a.size(1));
-  p.m = static_cast<int>(a.size(0));
-  p.n = static_cast<int>(b.size(2));
-  p.k = static_cast<int>(a.size(2));
-  p.a = a.data_ptr();
-  p.lda = a.stride(0);
-  p.a_group = a.stride(1);
-  p.b = b.data_ptr();
-  p.ldb = b.stride(1);
-  p.b_group = b.stride(0);
-  p.d = d.data_ptr();
-  p.ldd = d.stride(0);
-  p.d_group = d.stride(1);
-  p.d_dtype = cuda::OutDtype::kBf16;
-  return launch(p, d);
-}
-
 // Per head h: D[:, h, :] = A[:, h, :] B[h]^T, A [b, h, k], B [h, n, k], D [b, h, n] with the
-// last dims contiguous and the other strides free: a batched problem over the heads.
-inline bool fill_heads(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+// last dims contiguous and the other strides free: a batched problem over the heads.  With
+// b_mn_major, B is [h, k, n] ('bhd,hdr->bhr': y[h] is [d, r], r contiguous) and D[:, h, :] =
+// A[:, h, :] B[h].
+inline bool fill_heads(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                       bool b_mn_major = false) {
   if (a.stride(2) != 1 || b.stride(2) != 1 || d.stride(2) != 1) return false;
-  if (a.size(0) > INT32_MAX || a.size(1) > INT32_MAX || a.size(2) > INT32_MAX || b.size(1) > INT32_MAX) return false;
+  const int64_t n = b.size(b_mn_major ? 2 : 1);
+  if (a.size(0) > INT32_MAX || a.size(1) > INT32_MAX || a.size(2) > INT32_MAX || n > INT32_MAX) return false;
   p.layout = cuda::GemmLayout::kBatched;
+  p.b_mn_major = b_mn_major;
   p.groups = static_cast<int>(a.size(1));
   p.m = static_cast<int>(a.size(0));
-  p.n = static_cast<int>(b.size(1));
+  p.n = static_cast<int>(n);
   p.k = static_cast<int>(a.size(2));
   p.a = a.data_ptr();
   p.lda = a.stride(0);
@@ -311,15 +286,15 @@ inline bool fill_heads(cuda::GemmProblem& p, const at::Tensor& a, const at::Tens
   return true;
 }
 
-// einsum 'bhr,hdr->bhd' in BF16 (d bf16).
-inline bool bf16_heads(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
+// einsum 'bhr,hdr->bhd' in BF16 (d bf16), or with b_mn_major 'bhd,hdr->bhr'.
+inline bool bf16_heads(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, bool b_mn_major = false) {
   if (!d.is_cuda() || !is_sm90()) return false;
   if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16 || d.scalar_type() != at::kBFloat16) {
     return false;
   }
   cuda::GemmProblem p;
   p.ab_dtype = cuda::InDtype::kBf16;
-  return fill_heads(p, a, b, d) && launch(p, d);
+  return fill_heads(p, a, b, d, b_mn_major) && launch(p, d);
 }
 
 // fp8_einsum 'bhr,hdr->bhd': SFA [b, h, ceil(k/128)], SFB [h, ceil(n/gran_n), ceil(k/128)].

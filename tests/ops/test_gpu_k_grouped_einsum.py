@@ -47,6 +47,26 @@ def _k_grouped(ks: list[int], m: int, n: int):
     return a, sfa, b, sfb, torch.stack(products)
 
 
+def _check_k_grouped(
+    d: torch.Tensor,
+    c: torch.Tensor,
+    c0: torch.Tensor,
+    product: torch.Tensor,
+    ks: list[int],
+    in_place: bool,
+    bound: float,
+) -> None:
+    """D = C + the groups' products (an empty group comes out as C exactly); a separate C unmodified."""
+    ref = c0.double() + product
+    for g, k in enumerate(ks):
+        if k == 0:
+            assert torch.equal(d[g], c0[g]), "an empty group must come out as C"
+        else:
+            assert calc_diff(d[g], ref[g]) < bound
+    if not in_place:
+        assert torch.equal(c, c0), "a separate c was modified"
+
+
 @pytest.mark.parametrize(
     "ks,m,n",
     [([256, 0, 384, 128], 256, 384), ([512], 200, 130), ([0, 0, 128], 128, 256), ([1024, 640, 0, 256, 896], 384, 512)],
@@ -60,14 +80,7 @@ def test_k_grouped_fp8_nt(ks: list[int], m: int, n: int, in_place: bool) -> None
     d = c if in_place else torch.full_like(c, float("nan"))
     layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
     deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
-    ref = c0.double() + product
-    for g, k in enumerate(ks):
-        if k == 0:
-            assert torch.equal(d[g], c0[g]), "an empty group must come out as C"
-        else:
-            assert calc_diff(d[g], ref[g]) < 1e-5
-    if not in_place:
-        assert torch.equal(c, c0), "a separate c was modified"
+    _check_k_grouped(d, c, c0, product, ks, in_place, 1e-5)
 
 
 def test_k_grouped_deterministic_and_graph_replay() -> None:
@@ -144,14 +157,7 @@ def test_k_grouped_bf16_tn(ks: list[int], m: int, n: int, psum: bool, in_place: 
     d = c if in_place else torch.full_like(c, float("nan"))
     layout = torch.tensor(ends if psum else ks, dtype=torch.int32, device="cuda")
     deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, c, use_psum_layout=psum)
-    ref = c0.double() + product
-    for g, k in enumerate(ks):
-        if k == 0:
-            assert torch.equal(d[g], c0[g]), "an empty group must come out as C"
-        else:
-            assert calc_diff(d[g], ref[g]) < 1e-6
-    if not in_place:
-        assert torch.equal(c, c0), "a separate c was modified"
+    _check_k_grouped(d, c, c0, product, ks, in_place, 1e-6)
 
 
 def test_k_grouped_bf16_tn_psum_deterministic_and_graph_replay() -> None:
