@@ -615,7 +615,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // warpgroup's part of A starts at the same offset either way.  MN-major operands carry the
   // slices' stride in the leading-byte-offset field.
   constexpr bool kMnA = (kMajors & kMnMajorA) != 0, kMnB = (kMajors & kMnMajorB) != 0;
-  static_assert(kMnChunkBytes == 64 * kBlockK, "one 64-row slab");
   const uint32_t desc_a0 =
       __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK, kMnA ? kMnChunkBytes : 16), 0);
   const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b, kMnB ? kMnChunkBytes : 16), 0);
