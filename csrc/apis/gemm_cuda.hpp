@@ -156,6 +156,45 @@ inline bool m_grouped_bf16_masked(const at::Tensor& a, const at::Tensor& b, cons
   return fill_bf16_operands(p, a, b, d) && masked_layout(p, a, d, masked_m, expected_m);
 }
 
+// The K-grouped part of `p`, shared by both element types: D and C float32 [G, m, n]
+// (contiguous; a separate C is copied into D), each group's K, and its A and B blocks at element
+// starts[g] * a_row and starts[g] * b_row (a_row, b_row: the elements of one K row).  `host`
+// keeps the arrays `p` points to.  False when the sizes leave int32.
+struct KGroupedHost {
+  std::vector<int> group_k;
+  std::vector<int64_t> a_offsets, b_offsets;
+};
+inline bool fill_k_grouped(cuda::GemmProblem& p, KGroupedHost& host, const at::Tensor& d, const at::Tensor& c,
+                           const std::vector<int64_t>& ks, const std::vector<int64_t>& starts, int64_t a_row,
+                           int64_t b_row) {
+  if (!d.is_contiguous() || !c.is_contiguous()) return false;
+  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0);
+  int64_t total_k = 0;
+  for (const int64_t k : ks) total_k += k;
+  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || total_k > INT32_MAX) return false;
+  for (size_t g = 0; g < ks.size(); ++g) {
+    host.group_k.push_back(static_cast<int>(ks[g]));
+    host.a_offsets.push_back(starts[g] * a_row);
+    host.b_offsets.push_back(starts[g] * b_row);
+  }
+  p.layout = cuda::GemmLayout::kKGrouped;
+  p.groups = static_cast<int>(groups);
+  p.m = static_cast<int>(m);
+  p.n = static_cast<int>(n);
+  p.k = static_cast<int>(total_k);
+  p.group_k = host.group_k.data();
+  p.a_offsets = host.a_offsets.data();
+  p.b_offsets = host.b_offsets.data();
+  p.d = d.data_ptr();
+  p.ldd = d.stride(1);
+  p.d_group = d.stride(0);
+  p.d_dtype = cuda::OutDtype::kFloat;
+  p.c = c.data_ptr();
+  p.ldc = c.stride(1);
+  p.c_group = c.stride(0);
+  return true;
+}
+
 // K-grouped, K-major FP8: D[g] = C[g] + (A_g * SFA_g)(B_g * SFB_g)^T with A_g [m, k_g] at
 // element starts[g] * m of the flat `a` (B_g likewise), per-row scales sfa [m, blocks] and
 // sfb [n, blocks] whose group g starts at column block0[g]; d and c float32 [G, m, n].  The
@@ -168,30 +207,13 @@ inline bool k_grouped_fp8_nt(const at::Tensor& a, const at::Tensor& sfa, const a
   if (sfa.scalar_type() != at::kFloat || sfb.scalar_type() != at::kFloat || d.scalar_type() != at::kFloat) {
     return false;
   }
-  // Flat operands with unit stride; d and c packed [G, m, n] (a separate c is copied into d).
+  // Flat operands with unit stride: group g's A_g [m, k_g] is packed, so a K row is m elements.
   if ((a.numel() > 1 && a.stride(0) != 1) || (b.numel() > 1 && b.stride(0) != 1)) return false;
-  if (!d.is_contiguous() || !c.is_contiguous()) return false;
-  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0);
-  int64_t total_k = 0;
-  for (const int64_t k : ks) total_k += k;
-  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || total_k > INT32_MAX) return false;
-  std::vector<int> group_k, sf_block0;
-  std::vector<int64_t> a_offsets, b_offsets;
-  for (size_t g = 0; g < ks.size(); ++g) {
-    group_k.push_back(static_cast<int>(ks[g]));
-    sf_block0.push_back(static_cast<int>(block0[g]));
-    a_offsets.push_back(starts[g] * m);
-    b_offsets.push_back(starts[g] * n);
-  }
   cuda::GemmProblem p;
-  p.layout = cuda::GemmLayout::kKGrouped;
-  p.groups = static_cast<int>(groups);
-  p.m = static_cast<int>(m);
-  p.n = static_cast<int>(n);
-  p.k = static_cast<int>(total_k);
-  p.group_k = group_k.data();
-  p.a_offsets = a_offsets.data();
-  p.b_offsets = b_offsets.data();
+  KGroupedHost host;
+  if (!fill_k_grouped(p, host, d, c, ks, starts, d.size(1), d.size(2))) return false;
+  std::vector<int> sf_block0;
+  for (const int64_t b0 : block0) sf_block0.push_back(static_cast<int>(b0));
   p.sf_block0 = sf_block0.data();
   p.a = a.data_ptr();
   p.b = b.data_ptr();
@@ -202,13 +224,6 @@ inline bool k_grouped_fp8_nt(const at::Tensor& a, const at::Tensor& sfa, const a
   p.sfb_mn = sfb.stride(0);
   p.sfb_k = sfb.stride(1);
   p.sfb_gran_n = 1;
-  p.d = d.data_ptr();
-  p.ldd = d.stride(1);
-  p.d_group = d.stride(0);
-  p.d_dtype = cuda::OutDtype::kFloat;
-  p.c = c.data_ptr();
-  p.ldc = c.stride(1);
-  p.c_group = c.stride(0);
   return launch(p, d);
 }
 
@@ -221,40 +236,15 @@ inline bool k_grouped_bf16_tn(const at::Tensor& a, const at::Tensor& b, const at
     return false;
   }
   if ((a.size(1) > 1 && a.stride(1) != 1) || (b.size(1) > 1 && b.stride(1) != 1)) return false;
-  if (!d.is_contiguous() || !c.is_contiguous()) return false;
-  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0);
-  int64_t total_k = 0;
-  for (const int64_t k : ks) total_k += k;
-  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || total_k > INT32_MAX) return false;
-  std::vector<int> group_k;
-  std::vector<int64_t> a_offsets, b_offsets;
-  for (size_t g = 0; g < ks.size(); ++g) {
-    group_k.push_back(static_cast<int>(ks[g]));
-    a_offsets.push_back(starts[g] * a.stride(0));
-    b_offsets.push_back(starts[g] * b.stride(0));
-  }
   cuda::GemmProblem p;
+  KGroupedHost host;
+  if (!fill_k_grouped(p, host, d, c, ks, starts, a.stride(0), b.stride(0))) return false;
   p.ab_dtype = cuda::InDtype::kBf16;
-  p.layout = cuda::GemmLayout::kKGrouped;
   p.a_mn_major = p.b_mn_major = true;
-  p.groups = static_cast<int>(groups);
-  p.m = static_cast<int>(m);
-  p.n = static_cast<int>(n);
-  p.k = static_cast<int>(total_k);
-  p.group_k = group_k.data();
-  p.a_offsets = a_offsets.data();
-  p.b_offsets = b_offsets.data();
   p.a = a.data_ptr();
   p.lda = a.stride(0);
   p.b = b.data_ptr();
   p.ldb = b.stride(0);
-  p.d = d.data_ptr();
-  p.ldd = d.stride(1);
-  p.d_group = d.stride(0);
-  p.d_dtype = cuda::OutDtype::kFloat;
-  p.c = c.data_ptr();
-  p.ldc = c.stride(1);
-  p.c_group = c.stride(0);
   return launch(p, d);
 }
 
