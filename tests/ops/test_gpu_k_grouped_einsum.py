@@ -83,6 +83,19 @@ def test_k_grouped_fp8_nt(ks: list[int], m: int, n: int, in_place: bool) -> None
     _check_k_grouped(d, c, c0, product, ks, in_place, 1e-5)
 
 
+def _replay_and_check(
+    graph: torch.cuda.CUDAGraph, c: torch.Tensor, d: torch.Tensor, product: torch.Tensor, bound: float
+) -> None:
+    """A fresh C and a NaN D, one replay of the captured K-grouped GEMM: D = C + each group's product."""
+    c.copy_(torch.randn_like(c))
+    d.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = c.double() + product
+    for g in range(d.size(0)):
+        assert calc_diff(d[g], ref[g]) < bound
+
+
 def test_k_grouped_deterministic_and_graph_replay() -> None:
     ks, m, n = [384, 0, 256, 512], 256, 320
     a, sfa, b, sfb, _ = _k_grouped(ks, m, n)
@@ -106,13 +119,7 @@ def test_k_grouped_deterministic_and_graph_replay() -> None:
     b.copy_(b2)
     sfa.copy_(sfa2)
     sfb.copy_(sfb2)
-    c.copy_(torch.randn_like(c))
-    d.fill_(float("nan"))
-    graph.replay()
-    torch.cuda.synchronize()
-    ref = c.double() + product2
-    for g in range(len(ks)):
-        assert calc_diff(d[g], ref[g]) < 1e-5
+    _replay_and_check(graph, c, d, product2, 1e-5)
 
 
 def _bf16_tn_case(ks: list[int], m: int, n: int, psum: bool = False):
@@ -184,13 +191,7 @@ def test_k_grouped_bf16_tn_psum_deterministic_and_graph_replay() -> None:
     a2, b2, product2, _ = _bf16_tn_case(ks, m, n, psum=True)
     a.copy_(a2)
     b.copy_(b2)
-    c.copy_(torch.randn_like(c))
-    d.fill_(float("nan"))
-    graph.replay()
-    torch.cuda.synchronize()
-    ref = c.double() + product2
-    for g in range(len(ks)):
-        assert calc_diff(d[g], ref[g]) < 1e-6
+    _replay_and_check(graph, c, d, product2, 1e-6)
 
 
 MN_SHAPES = [(s.config, s.majors) for s in compiled_gemm_shapes() if s.majors]
