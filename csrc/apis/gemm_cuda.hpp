@@ -66,10 +66,20 @@ inline bool fill_operands(cuda::GemmProblem& p, const at::Tensor& a, const at::T
 }
 
 // BF16 A and B (2-D, or 3-D group-major), K contiguous; no scales.
+// B [G, N, K] with N contiguous (the NN forms' [G, K, N] argument, viewed): an MN-major operand
+// whose K rows lie ldb elements apart and whose groups b_group apart.
+inline bool mn_major_b(cuda::GemmProblem& p, const at::Tensor& b) {
+  if (b.dim() != 3 || b.stride(1) != 1 || (b.size(2) > 1 && b.stride(2) == 1)) return false;
+  p.b_mn_major = true;
+  p.ldb = b.stride(2);
+  p.b_group = b.stride(0);
+  return true;
+}
+
 inline bool fill_bf16_operands(cuda::GemmProblem& p, const at::Tensor& a, const at::Tensor& b, const at::Tensor& d) {
   if (!d.is_cuda() || !is_sm90()) return false;
   if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16) return false;
-  if (!row_stride(a, p.lda) || !row_stride(b, p.ldb) || !row_stride(d, p.ldd)) return false;
+  if (!row_stride(a, p.lda) || !(row_stride(b, p.ldb) || mn_major_b(p, b)) || !row_stride(d, p.ldd)) return false;
   if (a.size(-1) > INT32_MAX || b.size(-2) > INT32_MAX) return false;
   p.ab_dtype = cuda::InDtype::kBf16;
   p.k = static_cast<int>(a.size(-1));

@@ -165,8 +165,12 @@ std::string gemm_unsupported(const GemmProblem& p) {
   const bool mn_major = p.a_mn_major || p.b_mn_major;
   if (mn_major) {
     if (p.ab_dtype != InDtype::kBf16) return "MN-major operands are BF16";
-    if (p.layout != GemmLayout::kDense && p.layout != GemmLayout::kBatched && !k_grouped) {
-      return "MN-major operands serve dense, batched and K-grouped problems";
+    // M-grouped layouts (contiguous, masked) take an MN-major B (the NN forms), A stays K-major.
+    const bool m_grouped =
+        p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum || p.layout == GemmLayout::kMasked;
+    if (p.layout != GemmLayout::kDense && p.layout != GemmLayout::kBatched && !k_grouped &&
+        !(m_grouped && !p.a_mn_major)) {
+      return "MN-major operands serve dense, batched, K-grouped and (B) M-grouped problems";
     }
   }
   const bool bf16_k_grouped = k_grouped && p.ab_dtype == InDtype::kBf16;

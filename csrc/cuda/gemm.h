@@ -64,7 +64,8 @@ struct GemmProblem {
   const void* b = nullptr;  // [n, k], row stride ldb
   int64_t ldb = 0;
   // BF16 only: A (B) MN-major, stored [k, m] ([k, n]) with the M (N) values contiguous and K
-  // rows lda (ldb) apart; K-grouped: A_g is [k_g, m] at element a_offsets[g] (B_g likewise).
+  // rows lda (ldb) apart; K-grouped: A_g is [k_g, m] at element a_offsets[g] (B_g likewise);
+  // M-grouped (B only): group g's B at element g * b_group.
   bool a_mn_major = false, b_mn_major = false;
   const float* sfa = nullptr;  // sfa[group * sfa_group + row * sfa_mn + kb * sfa_k] (group: masked only)
   int64_t sfa_group = 0, sfa_mn = 0, sfa_k = 0;

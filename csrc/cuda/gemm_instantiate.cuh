@@ -56,7 +56,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const Ge
   if constexpr (!kKGroupedKernel) {
     if (k_grouped) return cudaErrorNotSupported;
   }
-  if constexpr (kMajors != 0) {
+  if constexpr (kMnA) {
     if (p.layout != GemmLayout::kDense && !batched && !k_grouped) return cudaErrorNotSupported;
   }
   if constexpr (!kBf16) {
@@ -84,8 +84,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const Ge
                                          CU_TENSOR_MAP_SWIZZLE_128B)
                            : make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
                                          CU_TENSOR_MAP_SWIZZLE_128B);
-    const bool ok_b = kMnB ? make_map_3d(&tm_b, ab, ab_bytes, p.b, b_rows, p.k, zs, p.ldb, b_z, 64, T::kBlockKValues,
-                                         CU_TENSOR_MAP_SWIZZLE_128B)
+    // An MN-major B is always [groups, k, n] (its K tails must not reach the next group).
+    const int64_t b_group_mn = p.b_group != 0 ? p.b_group : static_cast<int64_t>(p.k) * p.ldb;
+    const bool ok_b = kMnB ? make_map_3d(&tm_b, ab, ab_bytes, p.b, p.n, p.k, p.groups, p.ldb, b_group_mn, 64,
+                                         T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B)
                            : make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues,
                                          kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
     if (!ok_a || !ok_b) return cudaErrorInvalidValue;

@@ -273,19 +273,23 @@ struct Producer {
     const float* sfa = args.sfa + static_cast<int64_t>(args.kind == kMasked ? g : 0) * args.sfa_group;
     const int sfa_row0 = args.kind == kMasked ? a_row0 - g * args.m : a_row0;
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
-    load(tm_a, tm_b, a_row0, g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa, sfa_row0, sfb, 0);
+    // A K-major B is one 2-D view across groups; an MN-major one is 3-D, the group outermost.
+    constexpr bool kMnB = (kMajors & kMnMajorB) != 0;
+    load(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa,
+         sfa_row0, sfb, 0, kMnB ? g : 0);
   }
 
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
   // b_row0 at outer coordinate z_ab (a batch-summed item moves to the next group every
-  // num_k_blocks blocks), scales from column sf_kb0 on; D's rows from d_row0 of group d_z.
+  // num_k_blocks blocks; B's coordinate adds z_b_extra, an M-grouped item's group when B is
+  // MN-major), scales from column sf_kb0 on; D's rows from d_row0 of group d_z.
   // The producer's instruction count per stage bounds the pipeline at small tiles, so the
   // lanes' scale sources are worked out once per item (element offsets from a base that moves
   // one scale column per stage), and the item's description is written on its first stage only
   // (the consumers read it there).
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
-                       const float* sfb, int sf_kb0) {
+                       const float* sfb, int sf_kb0, int z_b_extra = 0) {
     const int rows = r_lo | (r_hi << 16);
     constexpr int kSfaPerLane = kBlockM / 32;
     constexpr int kSfbPerLane = kSfbPerRow ? (kBlockN + 31) / 32 : 1;
@@ -322,7 +326,8 @@ struct Producer {
       open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
       if (lane == 0) {
         load_operand<(kMajors & kMnMajorA) != 0, kBlockM>(ma, smem_a() + stage * T::kABytes, kk, a_row0, z_ab);
-        load_operand<(kMajors & kMnMajorB) != 0, kBlockN>(mb, smem_b() + stage * T::kBBytes, kk, b_row0, z_ab);
+        load_operand<(kMajors & kMnMajorB) != 0, kBlockN>(mb, smem_b() + stage * T::kBBytes, kk, b_row0,
+                                                          z_ab + z_b_extra);
       }
       if (++kk == args.num_k_blocks && args.kind == kBatchSum) {
         kk = 0;

@@ -283,6 +283,53 @@ def test_bf16_contiguous_ids_and_psum() -> None:
         prev = end
 
 
+def test_bf16_nn_contiguous_and_masked() -> None:
+    """The NN forms (B given [G, K, N], N contiguous: an MN-major B on the native kernel):
+    per-row ids with padding, psum ends with zero padding, and masked, against float64."""
+    sizes = [256, 0, 77, 384]
+    n, k = 640, 1000  # K off the 64-wide block: the tail must not reach the next group's rows
+    b_kn, b_kn_ref = _bf16(len(sizes), k, n)
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1, len(sizes) + 5, -1]
+    a, a_ref = _bf16(len(ids), k)
+    d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
+    deep_gemm.m_grouped_bf16_gemm_nn_contiguous(a, b_kn, d, layout, ensure_zero_padding=False)
+    ids_t = torch.tensor(ids, device="cuda")
+    for g in range(len(sizes)):
+        rows = ids_t == g
+        if rows.any():
+            assert calc_diff(d[rows], a_ref[rows] @ b_kn_ref[g]) < 1e-5
+    assert (d[(ids_t < 0) | (ids_t >= len(sizes))].float() == 0).all()
+    ends = _psum(sizes)
+    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN
+    a, a_ref = _bf16(m, k)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_bf16_gemm_nn_contiguous(
+        a, b_kn, d, torch.tensor(ends, dtype=torch.int32, device="cuda"), use_psum_layout=True
+    )
+    prev = 0
+    for g, end in enumerate(ends):
+        start = (prev + ALIGN - 1) // ALIGN * ALIGN
+        if g > 0:
+            assert (d[prev:start].float() == 0).all()
+        if end > start:
+            assert calc_diff(d[start:end], a_ref[start:end] @ b_kn_ref[g]) < 1e-5
+        prev = end
+    # Masked, B an MN-major view.
+    groups, max_m = 4, 320
+    a3, a3_ref = _bf16(groups, max_m, k)
+    counts = [0, 1, 200, 129]
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    d3 = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a3, b_kn.transpose(1, 2), d3, masked_m, 128)
+    for g, rows in enumerate(counts):
+        if rows:
+            assert calc_diff(d3[g, :rows], a3_ref[g, :rows] @ b_kn_ref[g]) < 1e-5
+        assert torch.isnan(d3[g, rows:].float()).all()
+
+
 def _bf16_shapes() -> list[str]:
     return [s.config for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0]
 
