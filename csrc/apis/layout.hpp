@@ -174,6 +174,28 @@ inline at::Tensor get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(const a
   DG_CHECK_ARG(sf_rows == sf.size(0), "sf", "has ", sf.size(0), " rows, but the groups' K sizes need ", sf_rows,
                " (sum of ceil(k / gran_k))");
 
+#ifdef DG_WITH_CUDA
+  if (sf.is_cuda() && num_groups <= cuda::kMaxSfGroups) {
+    // One pass on the device: every word of the output written once (no zero fill first).
+    cuda::KGroupedSfWords words{};
+    words.count = static_cast<int>(num_groups);
+    int64_t sf_start = 0, out_start = 0;
+    for (int64_t g = 0; g < num_groups; ++g) {
+      const int64_t rows = ceil_div<int64_t>(ks[g], gran_k);
+      words.sf_start[g] = sf_start;
+      words.out_start[g] = out_start;
+      words.rows[g] = rows;
+      sf_start += rows;
+      out_start += ceil_div<int64_t>(rows, 4);
+    }
+    auto packed = at::empty({out_rows, mn}, sf.options().dtype(at::kInt));
+    const c10::cuda::CUDAGuard guard(sf.device());
+    C10_CUDA_CHECK(cuda::k_grouped_sf_pack_ue8m0(sf.data_ptr<float>(), mn, out_rows, words,
+                                                 reinterpret_cast<uint32_t*>(packed.data_ptr<int>()),
+                                                 at::cuda::getCurrentCUDAStream()));
+    return packed;
+  }
+#endif
   auto out = at::zeros({out_rows, mn}, sf.options().dtype(at::kInt));
   int64_t sf_offset = 0, out_offset = 0;
   for (const auto k : ks) {

@@ -106,18 +106,18 @@ def ref_k_grouped(sf: torch.Tensor, ks: list[int], gran_k: int, rows_out: int) -
 
 @pytest.mark.parametrize("gran_k", [32, 128])
 @pytest.mark.parametrize("ks", [[128, 0, 640, 256], [512], [0, 0, 128]])
-def test_k_grouped_packed(gran_k: int, ks: list[int]) -> None:
+def test_k_grouped_packed(gran_k: int, ks: list[int], device: torch.device) -> None:
     rows = sum(ceil_div(k, gran_k) for k in ks)
     sf = pow2(rows, 8)
     layout = torch.tensor(ks, dtype=torch.int32)
-    out = _C.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf, layout, ks, gran_k, 128)
+    out = _C.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(sf.to(device), layout.to(device), ks, gran_k, 128)
     rows_out = sum(ceil_div(ceil_div(k, gran_k), 4) for k in ks)
-    assert out.shape == (rows_out, 8) and out.is_contiguous()
-    assert torch.equal(out, ref_k_grouped(sf, ks, gran_k, rows_out))
+    assert out.shape == (rows_out, 8) and out.is_contiguous() and out.device.type == device.type
+    assert torch.equal(out.cpu(), ref_k_grouped(sf, ks, gran_k, rows_out))
 
 
 @pytest.mark.parametrize("ks_arg", [None, []])
-def test_k_grouped_packed_psum_without_ks(ks_arg) -> None:
+def test_k_grouped_packed_psum_without_ks(ks_arg, device: torch.device) -> None:
     ks, align = [128, 32, 0, 96], 32
     ends, prev = [], 0
     for k in ks:
@@ -127,11 +127,11 @@ def test_k_grouped_packed_psum_without_ks(ks_arg) -> None:
     rows = sum(ceil_div(k, 32) for k in ks)
     sf = pow2(rows, 4)
     out = _C.get_k_grouped_mn_major_tma_aligned_packed_ue8m0_tensor(
-        sf, torch.tensor(ends, dtype=torch.int32), ks_arg, 32, align, use_psum_layout=True
+        sf.to(device), torch.tensor(ends, dtype=torch.int32, device=device), ks_arg, 32, align, use_psum_layout=True
     )
     upper = (rows + 3 * len(ks)) // 4
     assert out.shape == (upper, 4)
-    assert torch.equal(out, ref_k_grouped(sf, ks, 32, upper))
+    assert torch.equal(out.cpu(), ref_k_grouped(sf, ks, 32, upper))
 
 
 def test_k_grouped_rejects() -> None:
