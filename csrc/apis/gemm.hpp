@@ -101,6 +101,9 @@ inline void bf16_gemm_nt(const at::Tensor& a, const at::Tensor& b, const at::Ten
   DG_CHECK_ARG(a.size(1) == b.size(1), "b", "has K=", b.size(1), " but 'a' has K=", a.size(1));
   output::check(d, c, {a.size(0), b.size(0)}, {at::kBFloat16, at::kFloat});
   if (a.size(0) == 0 || b.size(0) == 0) return;
+#ifdef DG_WITH_SM90_KERNELS
+  if (a.size(1) > 0 && gemm_cuda::bf16_dense_native() && gemm_cuda::bf16_gemm(a, b, d, c)) return;
+#endif
   if (a.size(1) > 0 && cublas_paths::bf16_mm(a, b, d, c)) return;
   output::write(d, c, at::matmul(a.to(at::kFloat), b.to(at::kFloat).t()));
 }

@@ -9,6 +9,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,6 +109,28 @@ inline bool fp8_gemm(const scaled::Operand& A, const scaled::Operand& B, const s
   cuda::GemmProblem p;
   if (!fill_operands(p, A.data, A.sf, B.data, B.sf, recipes, d, c) || A.mn > INT32_MAX) return false;
   p.m = static_cast<int>(A.mn);
+  return launch(p, d);
+}
+
+// DG_BF16_GEMM_NATIVE=1: dense BF16 on the native kernel instead of cuBLAS (a measuring switch).
+inline bool bf16_dense_native() {
+  static const bool value = [] {
+    const char* env = std::getenv("DG_BF16_GEMM_NATIVE");
+    return env != nullptr && *env == '1';
+  }();
+  return value;
+}
+
+// Dense BF16: D = C + A B^T, A [M, K] and B [N, K] K-major, D bf16 or float32.
+inline bool bf16_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                      const std::optional<at::Tensor>& c) {
+  cuda::GemmProblem p;
+  if (!fill_bf16_operands(p, a, b, d) || p.b_mn_major || a.size(0) > INT32_MAX) return false;
+  if (c.has_value()) {
+    if (!row_stride(*c, p.ldc)) return false;
+    p.c = c->data_ptr();
+  }
+  p.m = static_cast<int>(a.size(0));
   return launch(p, d);
 }
 
