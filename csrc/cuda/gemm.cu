@@ -21,16 +21,21 @@ struct Compiled {
   bool sfb_per_row;
   bool bf16;
   int majors;  // MN-major operands: bit 0 A, bit 1 B
+  int split;  // CTAs (a cluster) per tile, each summing a part of K
   int (*stages)();
   cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
 
 // clang-format off
 #define DG_GEMM_ENTRY(BM, BN, ROW, BF16, MAJ) \
-  Compiled{BM, BN, ROW, BF16, MAJ, &Shape<BM, BN, ROW, BF16, MAJ>::stages, &Shape<BM, BN, ROW, BF16, MAJ>::launch},
+  Compiled{BM, BN, ROW, BF16, MAJ, 1, &Shape<BM, BN, ROW, BF16, MAJ>::stages, &Shape<BM, BN, ROW, BF16, MAJ>::launch},
+#define DG_GEMM_SPLIT_ENTRY(BM, BN, SPLIT) \
+  Compiled{BM, BN, false, false, 0, SPLIT, &Shape<BM, BN, false, false, 0, SPLIT>::stages, \
+           &Shape<BM, BN, false, false, 0, SPLIT>::launch},
 // clang-format on
-const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY)};
+const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_SPLIT_ENTRY)};
 #undef DG_GEMM_ENTRY
+#undef DG_GEMM_SPLIT_ENTRY
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -73,26 +78,37 @@ int64_t tile_k(const GemmProblem& p) {
 // operand traffic at a per-SM share of L2 bandwidth; two math warpgroups expose some of their
 // MMA wait; waves of persistent tiles add up; and the call is never faster than moving its
 // operands once through HBM.
+// A split tile's extra cost: the partial tile's round trip through the other CTA's shared
+// memory and the cluster launch (fitted to a sweep of the dense shapes on an H200, where a split
+// tile measured about 3 us slower than its K-block count predicts).
+constexpr double kSplitExchangeNs = 3000.0;
+
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double tiles =
       static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p));
-  const double waves = std::ceil(tiles / num_sms);
+  // A split tile occupies `split` SMs, each summing a part of K, and the first adds the others'
+  // partial tiles (one shared-memory round trip).
+  const double waves = std::ceil(tiles * c.split / num_sms);
   // A BF16 K block is 64 values: the same bytes per stage, half the MMA work of FP8's 128.
   const int64_t k = tile_k(p);
-  const double k_blocks = static_cast<double>((k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128));
+  const int64_t all_k_blocks = (k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128);
+  const double k_blocks = static_cast<double>((all_k_blocks + c.split - 1) / c.split);
+  const double exchange = c.split > 1 ? kSplitExchangeNs : 0.0;
   constexpr double kFlopPerNsPerSm = 9000.0;
   constexpr double kL2BytesPerNsPerSm = 30.0;
   constexpr double kHbmBytesPerNs = 3500.0;
   const double mma = 2.0 * c.block_m * std::max(c.block_n, 32) * 128 / kFlopPerNsPerSm;
   const double mem = (c.block_m + c.block_n) * 128.0 / kL2BytesPerNsPerSm;
-  const double exposed = c.block_m == 128 && !c.bf16 ? 25.0 : 0.0;  // BF16 keeps one MMA group in flight
+  // The general kernel's two math warpgroups expose some of their MMA wait (BF16 keeps one MMA
+  // group in flight; the dense kernel's own schedule measured nothing exposed).
+  const double exposed = c.block_m == 128 && !c.bf16 && p.layout != GemmLayout::kDense ? 25.0 : 0.0;
   const bool f32 = p.d_dtype == OutDtype::kFloat;
   // Tiles whose BLOCK_N is no multiple of 32 write float32 from registers, slower than the
   // TMA path of the others.
   const double reg_out = c.block_n % 32 != 0 && f32 ? 3.0 : 1.0;
   const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * reg_out;
-  const double tile =
-      k_blocks * (std::max(mma, mem) + exposed) + c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm;
+  const double tile = k_blocks * (std::max(mma, mem) + exposed) +
+                      c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm + exchange;
   const double rows = static_cast<double>(m_blocks_of(p, 1)) * std::max(1, tile_groups(p));
   const double b_groups = p.layout == GemmLayout::kBatchSum   ? 1.0
                           : p.layout == GemmLayout::kKGrouped ? std::max(1, tile_groups(p))
@@ -108,18 +124,23 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
   // groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
+  // Split K: dense FP8 problems of two K blocks or more.
+  if (c.split > 1 && (p.layout != GemmLayout::kDense || bf16 || p.sfb_gran_n != 128 || p.k <= 128)) return false;
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 
-// DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128) forces one compiled shape when it fits.
+// DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128), or BMxBNsS for a split-K shape (64x64s2), forces
+// one compiled shape when it fits.
 const Compiled* override_shape(const GemmProblem& p) {
   const char* env = std::getenv("DG_SM90_GEMM_CONFIG");
   if (env == nullptr || *env == '\0') return nullptr;
-  int bm = 0, bn = 0;
-  if (std::sscanf(env, "%dx%d", &bm, &bn) != 2) return nullptr;
+  int bm = 0, bn = 0, split = 1;
+  const int read = std::sscanf(env, "%dx%ds%d", &bm, &bn, &split);
+  if (read < 2) return nullptr;
+  if (read == 2) split = 1;
   for (const auto& c : kCompiled) {
-    if (c.block_m == bm && c.block_n == bn && usable(p, c)) return &c;
+    if (c.block_m == bm && c.block_n == bn && c.split == split && usable(p, c)) return &c;
   }
   return nullptr;
 }
@@ -131,9 +152,14 @@ const Compiled* choose(const GemmProblem& p) {
   for (const auto& c : kCompiled) {
     if (!usable(p, c)) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
-    // Ties (within 1%) go to the larger tile: fewer operand re-reads.
+    // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
+    // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster
+    // than 64x128).
+    const int area = c.block_m * c.block_n;
+    const int best_area = best == nullptr ? 0 : best->block_m * best->block_n;
     const bool better = best == nullptr || ns < best_ns * 0.99 ||
-                        (ns <= best_ns * 1.01 && c.block_m * c.block_n > best->block_m * best->block_n);
+                        (ns <= best_ns * 1.01 &&
+                         (area > best_area || (area == best_area && c.block_m > best->block_m)));
     if (better) {
       best = &c;
       best_ns = ns;
@@ -148,11 +174,12 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   cfg.block_n = c.block_n;
   cfg.stages = c.stages();
   cfg.swizzle = 8;
+  cfg.split = c.split;
   // Masked problems size their schedule on the device: every SM gets a producer.
   const int64_t tiles = p.layout == GemmLayout::kMasked ? p.num_sms
                                                         : static_cast<int64_t>(ceil_div(p.m, c.block_m)) *
                                                               ceil_div(p.n, c.block_n) * tile_groups(p);
-  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
+  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms / c.split)));
   return cfg;
 }
 
@@ -235,9 +262,10 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (c == nullptr) return cudaErrorNotSupported;
   const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
-    std::fprintf(stderr, "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d stages=%d ctas=%d\n",
+    std::fprintf(stderr,
+                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d split=%d stages=%d ctas=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
-                 cfg.stages, cfg.num_ctas);
+                 cfg.split, cfg.stages, cfg.num_ctas);
   }
   return c->launch(p, cfg, stream);
 }

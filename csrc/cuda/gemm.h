@@ -85,7 +85,8 @@ struct GemmConfig {
   int block_m = 0, block_n = 0;
   int stages = 0;  // pipeline depth the kernel was compiled with
   int swizzle = 0;  // N-units per band of the tile order
-  int num_ctas = 0;  // persistent CTAs launched
+  int num_ctas = 0;  // persistent CTAs launched (split K: clusters, each of `split` CTAs)
+  int split = 1;  // CTAs per tile (a cluster), each summing a part of K
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.

@@ -13,9 +13,9 @@
 
 namespace deep_gemm::cuda::gemm_detail {
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors>
-int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::stages() {
-  return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>::kStages;
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::stages() {
+  return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>::kStages;
 }
 
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors>
@@ -43,10 +43,14 @@ inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_by
                 swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const GemmProblem& p, const GemmConfig& cfg,
-                                                                        cudaStream_t stream) {
-  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(const GemmProblem& p,
+                                                                                const GemmConfig& cfg,
+                                                                                cudaStream_t stream) {
+  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
+  if constexpr (kSplit > 1) {
+    if (p.layout != GemmLayout::kDense || p.k <= T::kBlockKValues) return cudaErrorNotSupported;
+  }
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
   const bool batch_sum = p.layout == GemmLayout::kBatchSum;
   const bool batched = p.layout == GemmLayout::kBatched;
@@ -63,8 +67,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const Ge
     if (batch_sum) return cudaErrorNotSupported;
   }
   auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>();
+  // (A split shape's Traits size another kernel: it must not set this one's limit.)
   static const cudaError_t attr_status =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+      kSplit > 1 ? cudaSuccess : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
 
   const bool masked = p.layout == GemmLayout::kMasked;
@@ -229,6 +234,38 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const Ge
       return cudaLaunchKernelEx(&launch, sum_kernel, tm_a, tm_b, tm_d, args);
     }
   }
+  if constexpr (kSplit > 1) {
+    // One tile per cluster of kSplit CTAs, each taking a part of its K blocks.
+    auto* split_kernel = &sm90_fp8_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
+    static const cudaError_t split_attr =
+        cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (split_attr != cudaSuccess) return split_attr;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kSplit;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    launch.attrs = &cluster;
+    launch.numAttrs = 1;
+    // At most as many clusters as can be resident at once (a GPC with an odd SM count leaves
+    // one SM out), asked once per device: the answer depends on the kernel and the GPU alone.
+    static int resident_of[64] = {};
+    int device = 0;
+    int resident = cfg.num_ctas;
+    if (cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < 64) {
+      if (resident_of[device] == 0) {
+        launch.gridDim = dim3(static_cast<unsigned>(kSplit * resident));
+        int found = 0;
+        resident_of[device] =
+            cudaOccupancyMaxActiveClusters(&found, split_kernel, &launch) == cudaSuccess && found > 0 ? found : -1;
+      }
+      if (resident_of[device] > 0) resident = std::min(resident, resident_of[device]);
+    }
+    const int64_t tiles = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
+    const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(tiles, resident));
+    launch.gridDim = dim3(static_cast<unsigned>(kSplit * clusters));
+    return cudaLaunchKernelEx(&launch, split_kernel, tm_a, tm_b, tm_d, args);
+  }
   if constexpr (!kBf16 && !kSfbPerRow) {
     if (p.layout == GemmLayout::kDense) {
       auto* dense_kernel = &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
@@ -245,3 +282,5 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>::launch(const Ge
 
 #define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16, MAJ) \
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16, MAJ>;
+#define DG_GEMM_INSTANTIATE_SPLIT(BM, BN, SPLIT) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, SPLIT>;

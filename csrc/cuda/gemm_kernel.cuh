@@ -127,7 +127,9 @@ struct HeldItem {
   __device__ __forceinline__ int z() const { return held->z; }
 };
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16>
+// kSplit > 1: a cluster of kSplit CTAs shares each tile, one part of its K blocks each (see
+// Note [split K in a cluster]); the first CTA receives the others' partial sums.
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSplit = 1>
 struct Traits {
   static_assert(!(kBf16 && kSfbPerRow), "BF16 has no scales");
   static constexpr int kBlockKValues = kBf16 ? 64 : 128;
@@ -148,10 +150,15 @@ struct Traits {
   static constexpr int kStageBytes =
       kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
   static constexpr int kHeldBytes = 256;  // each consumer warp's copy of its item's StageInfo
-  static constexpr int kFitStages = (kSmemLimit - 1024 - kHeldBytes - kOutBytes) / kStageBytes;
+  static_assert(kSplit == 1 || (kSplit == 2 && !kBf16 && !kSfbPerRow && kWaves == 1), "split K: dense FP8, 2 CTAs");
+  // Split K: the partial tile a CTA receives (float32, BLOCK_M x BLOCK_N), its two barriers and
+  // 16 bytes of alignment.
+  static constexpr int kRedBytes = kSplit > 1 ? kBlockM * kBlockN * 4 : 0;
+  static constexpr int kRedRegion = kSplit > 1 ? kRedBytes + 32 : 0;
+  static constexpr int kFitStages = (kSmemLimit - 1024 - kHeldBytes - kOutBytes - kRedRegion) / kStageBytes;
   static constexpr int kStages = kFitStages < 16 ? kFitStages : 16;
   static_assert(kStages >= 2, "tile too large for shared memory");
-  static constexpr int kSmemBytes = 1024 + kHeldBytes + kStages * kStageBytes + kOutBytes;
+  static constexpr int kSmemBytes = 1024 + kHeldBytes + kStages * kStageBytes + kOutBytes + kRedRegion;
   // Region offsets from the 1024-aligned base: A and B tiles, the output buffer, SFA, SFB,
   // stage descriptions, full and empty barriers, the consumer warps' held descriptions.
   static constexpr int kOffB = kStages * kABytes;
@@ -162,6 +169,8 @@ struct Traits {
   static constexpr int kOffFull = kOffInfo + kStages * static_cast<int>(sizeof(StageInfo));
   static constexpr int kOffEmpty = kOffFull + kStages * 8;
   static constexpr int kOffHeld = kOffEmpty + kStages * 8;
+  static constexpr int kOffRed = (kOffHeld + kHeldBytes + 15) / 16 * 16;
+  static constexpr int kOffRedBar = kOffRed + kRedBytes;  // full (first CTA), empty (the others)
   // The CTA's register pool is fixed at launch (168 per thread, the compiler's count):
   // 40 x 128 + 232 x 256 fits 168 x 384 and 96 x 128 + 240 x 128 fits 168 x 256 exactly.
   // Asking for more than the pool holds would block setmaxnreg.inc forever.  With one math
@@ -223,10 +232,18 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_
 constexpr int kMnMajorA = 1, kMnMajorB = 2;
 constexpr int kMnChunkBytes = 64 * kBlockK;  // an MN-major tile's 64-wide slice: 64 K rows of 64 values
 
+// Split K: CTA `rank` of a 2-CTA cluster takes K blocks [begin, begin + count): the first
+// ceil(k_blocks / 2) go to rank 0, the rest to rank 1 (the host asks for k_blocks >= 2).
+__device__ __forceinline__ void split_k_range(int k_blocks, int rank, int& begin, int& count) {
+  const int first = (k_blocks + 1) / 2;
+  begin = rank == 0 ? 0 : first;
+  count = rank == 0 ? first : k_blocks - first;
+}
+
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0, int kSplit = 1>
 struct Producer {
-  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
+  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
   const CUtensorMap* tm_a;
   const CUtensorMap* tm_b;
   const KGroupTable* table;  // K-grouped problems only
@@ -282,14 +299,15 @@ struct Producer {
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
   // b_row0 at outer coordinate z_ab (a batch-summed item moves to the next group every
   // num_k_blocks blocks; B's coordinate adds z_b_extra, an M-grouped item's group when B is
-  // MN-major), scales from column sf_kb0 on; D's rows from d_row0 of group d_z.
+  // MN-major), scales from column sf_kb0 on, K coordinates from block k_begin; D's rows from
+  // d_row0 of group d_z.
   // The producer's instruction count per stage bounds the pipeline at small tiles, so the
   // lanes' scale sources are worked out once per item (element offsets from a base that moves
   // one scale column per stage), and the item's description is written on its first stage only
   // (the consumers read it there).
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
-                       const float* sfb, int sf_kb0, int z_b_extra = 0) {
+                       const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0) {
     const int rows = r_lo | (r_hi << 16);
     constexpr int kSfaPerLane = kBlockM / 32;
     constexpr int kSfbPerLane = kSfbPerRow ? (kBlockN + 31) / 32 : 1;
@@ -320,7 +338,7 @@ struct Producer {
     }
     const float* sfa_k = sfa + static_cast<int64_t>(sf_kb0) * args.sfa_k;
     const float* sfb_k = sfb + static_cast<int64_t>(sf_kb0) * args.sfb_k;
-    int kk = 0;  // K block within the current group
+    int kk = k_begin;  // K block within the current group
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
       open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
@@ -470,15 +488,23 @@ struct Producer {
 
   __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const { band_tile(args, r, m_blk, n_blk); }
 
-  // A dense problem's tiles (the dense kernel: no other kind's schedule is compiled in).
-  __device__ void run_dense(int cta, int num_ctas) {
+  // A dense problem's tiles (the dense kernel: no other kind's schedule is compiled in).  Split
+  // K: cluster `cta` of num_ctas walks the tiles, this CTA loading its part of their K blocks.
+  __device__ void run_dense(int cta, int num_ctas, int split_rank = 0) {
     const int units = args.m_blocks * args.n_blocks;
+    int k_begin = 0, k_count = args.num_k_blocks;
+    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, split_rank, k_begin, k_count);
 #pragma unroll 1
     for (int t = cta; t < units; t += num_ctas) {
       int m_blk = 0, n_blk = 0;
       tile_of(t, m_blk, n_blk);
-      const int m0 = m_blk * kBlockM;
-      item(m0, m0, n_blk * kBlockN, 0, 0, min(kBlockM, args.m - m0));
+      const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
+      if constexpr (kSplit > 1) {
+        load(tm_a, tm_b, m0, n0, 0, m0, 0, n0, 0, min(kBlockM, args.m - m0), k_count, args.sfa, m0, args.sfb, k_begin,
+             0, k_begin);
+      } else {
+        item(m0, m0, n0, 0, 0, min(kBlockM, args.m - m0));
+      }
     }
     finish();
   }
@@ -537,10 +563,12 @@ struct Producer {
 };
 
 // kDenseSchedule: a dense problem's kernel, whose consumers walk the tiles themselves (below).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, bool kDenseSchedule = false, int kMajors = 0>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, bool kDenseSchedule = false, int kMajors = 0,
+          int kSplit = 1>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
-  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16>;
+  using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
+  static_assert(kSplit == 1 || kDenseSchedule, "split K serves the dense kernel");
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
 
@@ -557,6 +585,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   uint64_t* full = reinterpret_cast<uint64_t*>(info + kStages);
   uint64_t* empty = full + kStages;
   StageInfo* held_info = reinterpret_cast<StageInfo*>(empty + kStages);
+  // Split K: the received partial tile and its barriers (full: the partial has landed, in the
+  // first CTA; empty: the first CTA has read it, in the other).
+  float4* red = reinterpret_cast<float4*>(smem + T::kOffRed);
+  uint64_t* red_full = reinterpret_cast<uint64_t*>(smem + T::kOffRedBar);
+  uint64_t* red_empty = red_full + 1;
+  const uint32_t split_rank = kSplit > 1 ? p::cluster_cta_rank() : 0;
+  const int split_cluster = static_cast<int>(blockIdx.x) / kSplit;
+  const int split_clusters = static_cast<int>(gridDim.x) / kSplit;
 
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -571,9 +607,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       p::mbar_init(&full[s], 1 + 32);  // the producer's expect_tx, and 32 lanes' scale copies
       p::mbar_init(&empty[s], T::kMathWarpgroups * 4);
     }
+    if constexpr (kSplit > 1) {
+      p::mbar_init(red_full, 1);
+      p::mbar_init(red_empty, 1);
+    }
     p::fence_mbar_init();
+    // The first tile's partial: armed before the other CTA can send it (after cluster_sync).
+    if constexpr (kSplit > 1) p::mbar_arrive_expect_tx(red_full, T::kRedBytes);
   }
   __syncthreads();
+  if constexpr (kSplit > 1) p::cluster_sync();  // the other CTA's barriers are initialised
 
   if (warpgroup == T::kMathWarpgroups) {
     // ---------------------------------------------------------------- producer
@@ -583,13 +626,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
-      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors> producer{&tm_a, &tm_b, table, args, smem, lane};
-      if constexpr (kDenseSchedule) {
+      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit> producer{&tm_a, &tm_b, table, args, smem, lane};
+      if constexpr (kSplit > 1) {
+        producer.run_dense(split_cluster, split_clusters, static_cast<int>(split_rank));
+      } else if constexpr (kDenseSchedule) {
         producer.run_dense(blockIdx.x, gridDim.x);
       } else {
         producer.run(blockIdx.x, gridDim.x);
       }
     }
+    // Neither CTA of a cluster leaves while the other may still reach its shared memory.
+    if constexpr (kSplit > 1) p::cluster_sync();
     return;
   }
 
@@ -620,6 +667,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // warpgroup's part of A starts at the same offset either way.  MN-major operands carry the
   // slices' stride in the leading-byte-offset field.
   constexpr bool kMnA = (kMajors & kMnMajorA) != 0, kMnB = (kMajors & kMnMajorB) != 0;
+  int red_tiles = 0;  // split K: partial tiles sent or received so far (the barriers' phases)
   const uint32_t desc_a0 =
       __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK, kMnA ? kMnChunkBytes : 16), 0);
   const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b, kMnB ? kMnChunkBytes : 16), 0);
@@ -777,6 +825,43 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
     }
 
+    // ---------------------------------------------------------------- split K
+    // Note [split K in a cluster]: the second CTA of the cluster stores its float32 partial
+    // tile into the first one's shared memory (st.async, completing on red_full there) and is
+    // done with the tile; the first adds it to its own, always in this order (its K blocks'
+    // sum, then the other's), and writes the tile.  Thread i's values sit at float4 slot
+    // q * threads + i, so both sides touch consecutive 16-byte words.  The buffer is reused
+    // once the first CTA has re-armed red_full and arrived on the other's red_empty.
+    if constexpr (kSplit > 1) {
+      constexpr int kConsumerThreads = 128 * T::kMathWarpgroups;
+      const int ct = static_cast<int>(threadIdx.x);
+      if (split_rank != 0) {
+        if (red_tiles > 0) p::mbar_wait_cluster(red_empty, (red_tiles - 1) & 1);
+#pragma unroll
+        for (int q = 0; q < kAccs / 4; ++q) {
+          p::st_async_v4(red + q * kConsumerThreads + ct,
+                         make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]), red_full, 0);
+        }
+        ++red_tiles;
+        return;
+      }
+      p::mbar_wait(red_full, red_tiles & 1);
+#pragma unroll
+      for (int q = 0; q < kAccs / 4; ++q) {
+        const float4 v = red[q * kConsumerThreads + ct];
+        acc[4 * q] += v.x;
+        acc[4 * q + 1] += v.y;
+        acc[4 * q + 2] += v.z;
+        acc[4 * q + 3] += v.w;
+      }
+      ++red_tiles;
+      p::named_barrier_sync(3, kConsumerThreads);  // every consumer has read the partial
+      if (ct == 0) {
+        p::mbar_arrive_expect_tx(red_full, T::kRedBytes);
+        p::mbar_arrive_cluster(red_empty, 1);
+      }
+    }
+
     // ---------------------------------------------------------------- epilogue
     // Each wave's 64-row slab of this warpgroup, written in turn.
     auto write_slab = [&](const int w) {
@@ -931,16 +1016,21 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // descriptions from shared memory costs that: every wgmma then moved its descriptors with
     // four R2UR (docs/performance.md, third H200 session).  This is a kernel of its own: with
     // both schedules in one function the compiler left both in per-thread registers.
+    // Split K: the cluster's tiles, this CTA's part of their K blocks.
     const int units = args.m_blocks * args.n_blocks;
+    const int first = kSplit > 1 ? split_cluster : static_cast<int>(blockIdx.x);
+    const int step = kSplit > 1 ? split_clusters : static_cast<int>(gridDim.x);
+    int k_begin = 0, k_count = args.num_k_blocks;
+    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, static_cast<int>(split_rank), k_begin, k_count);
     int stage = 0;
     uint32_t phase = 0;
 #pragma unroll 1
-    for (int t = blockIdx.x; t < units; t += gridDim.x) {
+    for (int t = first; t < units; t += step) {
       p::mbar_wait(&full[stage], phase);
       int m_blk = 0, n_blk = 0;
       band_tile(args, t, m_blk, n_blk);
       const int m0 = m_blk * kBlockM;
-      consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, args.num_k_blocks, DenseItem{m0});
+      consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, k_count, DenseItem{m0});
     }
   } else {
     int stage = 0;
@@ -964,6 +1054,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
   }
   if (stores_pending) p::tma_store_wait_all();
+  if constexpr (kSplit > 1) p::cluster_sync();
 }
 
 // Kernel names, so that profiles tell the families apart (`fp8_gemm`, `bf16_gemm`, ...).
@@ -980,6 +1071,14 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
     sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, true>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.
+template <int kBlockM, int kBlockN, int kSplit>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false, kSplit>::kThreads, 1)
+    sm90_fp8_gemm_split_k_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                                 const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, true, 0, kSplit>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.

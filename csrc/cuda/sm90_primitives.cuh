@@ -1,6 +1,6 @@
 #pragma once
 // sm90a building blocks of the native kernels: shared-memory barriers, bulk tensor
-// copies (TMA) in and out, the asynchronous scale copies, named
+// copies (TMA) in and out, the asynchronous scale copies, cluster helpers, named
 // barriers and register reallocation.  Each is one PTX instruction (or a short
 // fixed sequence); they know nothing of the kernels that use them.
 
@@ -42,6 +42,59 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
       "@!p bra wait_%=;\n"
       "}\n" ::"r"(smem_addr(bar)),
       "r"(parity)
+      : "memory");
+}
+
+// Waits as mbar_wait, with acquire at cluster scope: for a barrier that another CTA of the
+// cluster arrives on (its earlier shared-memory accesses are then ordered before ours).
+__device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra wait_%=;\n"
+      "}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// Arrives (release at cluster scope) on the barrier at `bar`'s offset in CTA `cta_rank` of
+// this cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta_rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(smem_addr(bar)),
+      "r"(cta_rank)
+      : "memory");
+}
+
+// ---- clusters ---------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t cluster_cta_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster (release, then acquire).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Stores 16 bytes at `dst`'s offset in CTA `cta_rank`'s shared memory; the store completes
+// its byte count on the barrier at `bar`'s offset there.
+__device__ __forceinline__ void st_async_v4(float4* dst, const float4& v, uint64_t* bar, uint32_t cta_rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 rdst, rbar;\n"
+      "mapa.shared::cluster.u32 rdst, %0, %1;\n"
+      "mapa.shared::cluster.u32 rbar, %2, %1;\n"
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [rdst], {%3, %4, %5, %6}, [rbar];\n"
+      "}\n" ::"r"(smem_addr(dst)),
+      "r"(cta_rank), "r"(smem_addr(bar)), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
       : "memory");
 }
 

@@ -17,15 +17,15 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
-from tests.support.kernels import compiled_gemm_shapes
+from tests.support.kernels import GemmShape, compiled_gemm_shapes
 
 pytestmark = pytest.mark.gpu
 
 WEIGHTS = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
 
 
-def _compiled_shapes() -> list[tuple[str, bool]]:
-    return [(s.config, s.sfb_per_row) for s in compiled_gemm_shapes() if not s.bf16]
+def _compiled_shapes() -> list[GemmShape]:
+    return [s for s in compiled_gemm_shapes() if not s.bf16]
 
 
 def _operands(m: int, n: int, k: int, per_row_b: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
@@ -139,12 +139,14 @@ def test_bitwise_deterministic(mnk: tuple[int, int, int]) -> None:
 SHAPES = _compiled_shapes()
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=[f"{s}-{'row' if r else 'blk'}" for s, r in SHAPES])
-def test_every_kernel_shape_in_a_cuda_graph(shape: tuple[str, bool], monkeypatch: pytest.MonkeyPatch) -> None:
+SHAPE_IDS = [f"{s.config}-{'row' if s.sfb_per_row else 'blk'}" for s in SHAPES]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
+def test_every_kernel_shape_in_a_cuda_graph(shape: GemmShape, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each compiled shape (forced through DG_SM90_GEMM_CONFIG): right, and a graph replay is bitwise."""
-    cfg, per_row = shape
+    cfg, per_row, bm, bn = shape.config, shape.sfb_per_row, shape.block_m, shape.block_n
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
-    bm, bn = (int(v) for v in cfg.split("x"))
     m, n, k = 4 * bm - 8, 6 * bn - 8, 1152  # several tiles per CTA's share, ragged edges
     ops, ref = _operands(m, n, k, per_row_b=per_row)
     recipe = (1, 1, 128) if per_row else None
@@ -165,12 +167,11 @@ def test_every_kernel_shape_in_a_cuda_graph(shape: tuple[str, bool], monkeypatch
 
 
 @pytest.mark.parametrize("c_form", ["c_is_d", "separate_c", "bf16_c"])
-@pytest.mark.parametrize("shape", SHAPES, ids=[f"{s}-{'row' if r else 'blk'}" for s, r in SHAPES])
-def test_every_kernel_shape_accumulates(shape: tuple[str, bool], c_form: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
+def test_every_kernel_shape_accumulates(shape: GemmShape, c_form: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each compiled shape, forced: D = C + A B^T through every output path, with a K tail."""
-    cfg, per_row = shape
+    cfg, per_row, bm, bn = shape.config, shape.sfb_per_row, shape.block_m, shape.block_n
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
-    bm, bn = (int(v) for v in cfg.split("x"))
     m, n, k = 2 * bm + 24, 3 * bn - 16, 720
     ops, ref = _operands(m, n, k, per_row_b=per_row)
     recipe = (1, 1, 128) if per_row else None
@@ -183,3 +184,28 @@ def test_every_kernel_shape_accumulates(shape: tuple[str, bool], c_form: str, mo
         d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
         _run("nt", ops, d, c, recipe)
     assert calc_diff(d, ref + c.double()) < 1e-3
+
+
+SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
+
+
+@pytest.mark.parametrize("shape", SPLIT_SHAPES, ids=[s.config for s in SPLIT_SHAPES])
+@pytest.mark.parametrize("k", [256, 1408, 7168 + 80])
+def test_split_k_clusters(shape: GemmShape, k: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split-K shapes, forced: more tiles than clusters (each cluster's partial buffer is reused),
+    two K blocks, an odd count and a K tail; C accumulated into a float32 D; 20 calls bitwise."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape.config)
+    m, n = 20 * shape.block_m - 3, 9 * shape.block_n + 8  # 180 or more tiles: beyond 66 clusters
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    c = torch.randn(m, n, device="cuda")
+    d = c.clone()
+    _run("nt", ops, d, d, None)
+    assert calc_diff(d, ref + c.double()) < 1e-3
+    out = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, out, None, None)
+    assert calc_diff(out, ref) < 1e-3
+    first = out.clone()
+    for _ in range(20):
+        out.fill_(float("nan"))
+        _run("nt", ops, out, None, None)
+        assert torch.equal(out.view(torch.int16), first.view(torch.int16))

@@ -16,15 +16,20 @@ class GemmShape(NamedTuple):
     sfb_per_row: bool
     bf16: bool
     majors: int = 0  # BF16 operands stored MN-major: bit 0 A, bit 1 B
+    split: int = 1  # CTAs (a cluster) per tile, each summing a part of K: dense FP8 only
 
     @property
     def config(self) -> str:
         """The DG_SM90_GEMM_CONFIG spelling that forces this shape."""
-        return f"{self.block_m}x{self.block_n}"
+        base = f"{self.block_m}x{self.block_n}"
+        return base if self.split == 1 else f"{base}s{self.split}"
 
 
 def compiled_gemm_shapes() -> list[GemmShape]:
-    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false), (\d)\)", LAUNCH_HEADER.read_text())
-    return sorted(
-        {GemmShape(int(m), int(n), row == "true", bf16 == "true", int(maj)) for m, n, row, bf16, maj in found}
-    )
+    text = LAUNCH_HEADER.read_text()
+    found = re.findall(r"X\((\d+), (\d+), (true|false), (true|false), (\d)\)", text)
+    shapes = {GemmShape(int(m), int(n), row == "true", bf16 == "true", int(maj)) for m, n, row, bf16, maj in found}
+    # The split-K list: Y(BLOCK_M, BLOCK_N, CTAs per tile), FP8 with block SFB.
+    split = re.findall(r"Y\((\d+), (\d+), (\d+)\)", text)
+    shapes |= {GemmShape(int(m), int(n), False, False, 0, int(s)) for m, n, s in split}
+    return sorted(shapes)
