@@ -78,10 +78,10 @@ int64_t tile_k(const GemmProblem& p) {
 // operand traffic at a per-SM share of L2 bandwidth; two math warpgroups expose some of their
 // MMA wait; waves of persistent tiles add up; and the call is never faster than moving its
 // operands once through HBM.
-// A split tile's extra cost: the partial tile's round trip through the other CTA's shared
-// memory and the cluster launch (fitted to a sweep of the dense shapes on an H200, where a split
-// tile measured about 3 us slower than its K-block count predicts).
+// A split tile's extra cost: the cluster launch and the partial tile's trip to the first CTA
+// (fitted to a sweep of the dense shapes on an H200).
 constexpr double kSplitExchangeNs = 3000.0;
+constexpr double kSplitMaxBBytes = 20e6;
 
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double tiles =
@@ -124,8 +124,14 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
   // groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
-  // Split K: dense FP8 problems of two K blocks or more.
-  if (c.split > 1 && (p.layout != GemmLayout::kDense || bf16 || p.sfb_gran_n != 128 || p.k <= 128)) return false;
+  // Split K: dense FP8 problems of at least one K block per CTA, whose B is small enough that
+  // DRAM does not bound them.  On the H200 sweep, split tiles won at m <= 128 with n x k = 15 MB
+  // (2112 x 7168: 13.4 against 15.8 us at m = 64) and lost from 29 MB on (4096 x 7168: 17.9
+  // against 17.6 us), where reading B once takes over half the call.
+  if (c.split > 1 && (p.layout != GemmLayout::kDense || bf16 || p.sfb_gran_n != 128 || (p.k + 127) / 128 < c.split ||
+                      static_cast<double>(p.n) * p.k > kSplitMaxBBytes)) {
+    return false;
+  }
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }

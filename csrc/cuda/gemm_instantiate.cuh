@@ -49,7 +49,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
                                                                                 cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
   if constexpr (kSplit > 1) {
-    if (p.layout != GemmLayout::kDense || p.k <= T::kBlockKValues) return cudaErrorNotSupported;
+    if (p.layout != GemmLayout::kDense || (p.k + T::kBlockKValues - 1) / T::kBlockKValues < kSplit) {
+      return cudaErrorNotSupported;
+    }
   }
   const bool k_grouped = p.layout == GemmLayout::kKGrouped;
   const bool batch_sum = p.layout == GemmLayout::kBatchSum;

@@ -128,7 +128,7 @@ struct HeldItem {
 };
 
 // kSplit > 1: a cluster of kSplit CTAs shares each tile, one part of its K blocks each (see
-// Note [split K in a cluster]); the first CTA receives the others' partial sums.
+// Note [split K in a cluster]); the first CTA receives the other's partial sums.
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSplit = 1>
 struct Traits {
   static_assert(!(kBf16 && kSfbPerRow), "BF16 has no scales");
@@ -150,9 +150,10 @@ struct Traits {
   static constexpr int kStageBytes =
       kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
   static constexpr int kHeldBytes = 256;  // each consumer warp's copy of its item's StageInfo
-  static_assert(kSplit == 1 || (kSplit == 2 && !kBf16 && !kSfbPerRow && kWaves == 1), "split K: dense FP8, 2 CTAs");
-  // Split K: the partial tile a CTA receives (float32, BLOCK_M x BLOCK_N), its two barriers and
-  // 16 bytes of alignment.
+  static_assert(kSplit == 1 || (kSplit == 2 && !kBf16 && !kSfbPerRow && kWaves == 1),
+                "split K: dense FP8 over 2 CTAs, one wave");
+  // Split K: the partial tile a CTA receives or stages to send (float32, BLOCK_M x BLOCK_N),
+  // its two barriers and 16 bytes of alignment.
   static constexpr int kRedBytes = kSplit > 1 ? kBlockM * kBlockN * 4 : 0;
   static constexpr int kRedRegion = kSplit > 1 ? kRedBytes + 32 : 0;
   static constexpr int kFitStages = (kSmemLimit - 1024 - kHeldBytes - kOutBytes - kRedRegion) / kStageBytes;
@@ -232,12 +233,11 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_
 constexpr int kMnMajorA = 1, kMnMajorB = 2;
 constexpr int kMnChunkBytes = 64 * kBlockK;  // an MN-major tile's 64-wide slice: 64 K rows of 64 values
 
-// Split K: CTA `rank` of a 2-CTA cluster takes K blocks [begin, begin + count): the first
-// ceil(k_blocks / 2) go to rank 0, the rest to rank 1 (the host asks for k_blocks >= 2).
-__device__ __forceinline__ void split_k_range(int k_blocks, int rank, int& begin, int& count) {
-  const int first = (k_blocks + 1) / 2;
-  begin = rank == 0 ? 0 : first;
-  count = rank == 0 ? first : k_blocks - first;
+// Split K: CTA `rank` of a cluster of `split` takes K blocks [begin, begin + count), an even
+// share in rank order (the host asks for k_blocks >= split).
+__device__ __forceinline__ void split_k_range(int k_blocks, int rank, int split, int& begin, int& count) {
+  begin = rank * k_blocks / split;
+  count = (rank + 1) * k_blocks / split - begin;
 }
 
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
@@ -493,7 +493,7 @@ struct Producer {
   __device__ void run_dense(int cta, int num_ctas, int split_rank = 0) {
     const int units = args.m_blocks * args.n_blocks;
     int k_begin = 0, k_count = args.num_k_blocks;
-    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, split_rank, k_begin, k_count);
+    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, split_rank, kSplit, k_begin, k_count);
 #pragma unroll 1
     for (int t = cta; t < units; t += num_ctas) {
       int m_blk = 0, n_blk = 0;
@@ -826,39 +826,46 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
 
     // ---------------------------------------------------------------- split K
-    // Note [split K in a cluster]: the second CTA of the cluster stores its float32 partial
-    // tile into the first one's shared memory (st.async, completing on red_full there) and is
-    // done with the tile; the first adds it to its own, always in this order (its K blocks'
-    // sum, then the other's), and writes the tile.  Thread i's values sit at float4 slot
-    // q * threads + i, so both sides touch consecutive 16-byte words.  The buffer is reused
-    // once the first CTA has re-armed red_full and arrived on the other's red_empty.
+    // Note [split K in a cluster]: the second CTA of the cluster stages its float32 partial
+    // tile in its own shared memory and sends it, one bulk copy, to the same offset in the
+    // first CTA's (completing on red_full there); it is then done with the tile.  The first
+    // adds the partial to its own (its K blocks' sum, then the received one: a fixed order)
+    // and writes the tile.  Thread i's values sit at float4 slot q * threads + i, so both sides
+    // touch consecutive 16-byte words.  The receiver re-arms red_full and arrives on the
+    // sender's red_empty once every consumer has read the buffer; the sender waits for that
+    // before it stages its next tile (the copy has then read the staging buffer too).
     if constexpr (kSplit > 1) {
       constexpr int kConsumerThreads = 128 * T::kMathWarpgroups;
       const int ct = static_cast<int>(threadIdx.x);
-      if (split_rank != 0) {
-        if (red_tiles > 0) p::mbar_wait_cluster(red_empty, (red_tiles - 1) & 1);
+      const int phase_bit = red_tiles & 1;
+      ++red_tiles;
+      if (split_rank == 0) {
+        p::mbar_wait(red_full, phase_bit);
 #pragma unroll
         for (int q = 0; q < kAccs / 4; ++q) {
-          p::st_async_v4(red + q * kConsumerThreads + ct,
-                         make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]), red_full, 0);
+          const float4 v = red[q * kConsumerThreads + ct];
+          acc[4 * q] += v.x;
+          acc[4 * q + 1] += v.y;
+          acc[4 * q + 2] += v.z;
+          acc[4 * q + 3] += v.w;
         }
-        ++red_tiles;
-        return;
+        p::named_barrier_sync(3, kConsumerThreads);  // every consumer has read the partial
+        if (ct == 0) {
+          p::mbar_arrive_expect_tx(red_full, T::kRedBytes);
+          p::mbar_arrive_cluster(red_empty, split_rank + 1);
+        }
       }
-      p::mbar_wait(red_full, red_tiles & 1);
+      if (split_rank != 0) {
+        // The previous tile's partial has been read (phase red_tiles - 2 of red_empty).
+        if (red_tiles > 1) p::mbar_wait_cluster(red_empty, phase_bit ^ 1);
 #pragma unroll
-      for (int q = 0; q < kAccs / 4; ++q) {
-        const float4 v = red[q * kConsumerThreads + ct];
-        acc[4 * q] += v.x;
-        acc[4 * q + 1] += v.y;
-        acc[4 * q + 2] += v.z;
-        acc[4 * q + 3] += v.w;
-      }
-      ++red_tiles;
-      p::named_barrier_sync(3, kConsumerThreads);  // every consumer has read the partial
-      if (ct == 0) {
-        p::mbar_arrive_expect_tx(red_full, T::kRedBytes);
-        p::mbar_arrive_cluster(red_empty, 1);
+        for (int q = 0; q < kAccs / 4; ++q) {
+          red[q * kConsumerThreads + ct] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+        }
+        p::fence_async_shared();  // the stores, before the bulk copy reads them
+        p::named_barrier_sync(3, kConsumerThreads);
+        if (ct == 0) p::bulk_copy_to_cluster(red, red, T::kRedBytes, red_full, split_rank - 1);
+        return;
       }
     }
 
@@ -1021,7 +1028,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     const int first = kSplit > 1 ? split_cluster : static_cast<int>(blockIdx.x);
     const int step = kSplit > 1 ? split_clusters : static_cast<int>(gridDim.x);
     int k_begin = 0, k_count = args.num_k_blocks;
-    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, static_cast<int>(split_rank), k_begin, k_count);
+    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, static_cast<int>(split_rank), kSplit, k_begin, k_count);
     int stage = 0;
     uint32_t phase = 0;
 #pragma unroll 1

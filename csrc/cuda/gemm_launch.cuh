@@ -29,7 +29,8 @@ namespace deep_gemm::cuda::gemm_detail {
   X(64, 128, false, true, 2) X(128, 128, false, true, 2) X(128, 256, false, true, 2) \
   X(64, 128, false, true, 3) X(128, 128, false, true, 3) X(128, 256, false, true, 3)
 // Dense FP8 split K across a cluster: Y(BLOCK_M, BLOCK_N, CTAs per tile).
-#define DG_FP8_GEMM_SHAPES_SPLIT(Y) Y(64, 32, 2) Y(64, 64, 2) Y(64, 128, 2)
+#define DG_FP8_GEMM_SHAPES_SPLIT(Y) \
+  Y(64, 32, 2) Y(64, 64, 2) Y(64, 128, 2) Y(128, 64, 2)
 #define DG_GEMM_SHAPES(X) \
   DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_BM256(X) DG_FP8_GEMM_SHAPES_ROW(X) \
   DG_BF16_GEMM_SHAPES(X) DG_BF16_MN_GEMM_SHAPES(X)

@@ -84,17 +84,20 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
-// Stores 16 bytes at `dst`'s offset in CTA `cta_rank`'s shared memory; the store completes
-// its byte count on the barrier at `bar`'s offset there.
-__device__ __forceinline__ void st_async_v4(float4* dst, const float4& v, uint64_t* bar, uint32_t cta_rank) {
+// Copies `bytes` (a multiple of 16) of this CTA's shared memory at `src` to the same offset
+// as `dst` in CTA `cta_rank`'s, by the bulk-copy unit; the copy completes its byte count on
+// the barrier at `bar`'s offset there.  (One transfer: 16-byte st.async stores, each
+// completing on the remote barrier, measured about 1.9 us per 16 KiB on an H200.)
+__device__ __forceinline__ void bulk_copy_to_cluster(void* dst, const void* src, uint32_t bytes, uint64_t* bar,
+                                                     uint32_t cta_rank) {
   asm volatile(
       "{\n"
       ".reg .b32 rdst, rbar;\n"
-      "mapa.shared::cluster.u32 rdst, %0, %1;\n"
-      "mapa.shared::cluster.u32 rbar, %2, %1;\n"
-      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [rdst], {%3, %4, %5, %6}, [rbar];\n"
+      "mapa.shared::cluster.u32 rdst, %0, %3;\n"
+      "mapa.shared::cluster.u32 rbar, %2, %3;\n"
+      "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [rdst], [%1], %4, [rbar];\n"
       "}\n" ::"r"(smem_addr(dst)),
-      "r"(cta_rank), "r"(smem_addr(bar)), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+      "r"(smem_addr(src)), "r"(smem_addr(bar)), "r"(cta_rank), "r"(bytes)
       : "memory");
 }
 

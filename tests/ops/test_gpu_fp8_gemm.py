@@ -190,10 +190,11 @@ SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 
 @pytest.mark.parametrize("shape", SPLIT_SHAPES, ids=[s.config for s in SPLIT_SHAPES])
-@pytest.mark.parametrize("k", [256, 1408, 7168 + 80])
+@pytest.mark.parametrize("k", [512, 1408, 7168 + 80])
 def test_split_k_clusters(shape: GemmShape, k: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split-K shapes, forced: more tiles than clusters (each cluster's partial buffer is reused),
-    two K blocks, an odd count and a K tail; C accumulated into a float32 D; 20 calls bitwise."""
+    """Split-K shapes, forced: more tiles than clusters (each CTA's partial buffer is reused),
+    one K block per CTA, uneven shares and a K tail; C accumulated into a float32 D; 20 calls
+    bitwise."""
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape.config)
     m, n = 20 * shape.block_m - 3, 9 * shape.block_n + 8  # 180 or more tiles: beyond 66 clusters
     ops, ref = _operands(m, n, k, per_row_b=False)
