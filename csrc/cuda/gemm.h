@@ -93,7 +93,7 @@ struct GemmConfig {
 std::string gemm_unsupported(const GemmProblem& p);
 
 // The configuration the launcher will use: a pure function of the problem's shape, SFB
-// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN
+// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN or BMxBNs2
 // when set, a tuning override).
 GemmConfig gemm_config(const GemmProblem& p);
 

@@ -44,6 +44,9 @@
 // - Dense FP8 problems run a kernel of their own (sm90_fp8_gemm_dense_kernel) whose consumers
 //   walk the same tile order themselves, from kernel parameters and blockIdx, rather than from
 //   the stage descriptions: their loop state then stays in uniform registers.
+// - Split K (sm90_fp8_gemm_split_k_kernel, dense FP8): two CTAs of a cluster share each tile, one
+//   half of its K blocks each; the second's partial tile reaches the first through shared
+//   memory (Note [split K in a cluster]).
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
