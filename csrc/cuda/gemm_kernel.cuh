@@ -174,7 +174,7 @@ struct Traits {
   static constexpr int kOffEmpty = kOffFull + kStages * 8;
   static constexpr int kOffHeld = kOffEmpty + kStages * 8;
   static constexpr int kOffRed = (kOffHeld + kHeldBytes + 15) / 16 * 16;
-  static constexpr int kOffRedBar = kOffRed + kRedBytes;  // full (first CTA), empty (the others)
+  static constexpr int kOffRedBar = kOffRed + kRedBytes;  // full (used by the first CTA), empty (the second)
   // The CTA's register pool is fixed at launch (168 per thread, the compiler's count):
   // 40 x 128 + 232 x 256 fits 168 x 384 and 96 x 128 + 240 x 128 fits 168 x 256 exactly.
   // Asking for more than the pool holds would block setmaxnreg.inc forever.  With one math
