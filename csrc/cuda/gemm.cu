@@ -107,8 +107,8 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   // TMA path of the others.
   const double reg_out = c.block_n % 32 != 0 && f32 ? 3.0 : 1.0;
   const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * reg_out;
-  const double tile = k_blocks * (std::max(mma, mem) + exposed) +
-                      c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm + exchange;
+  const double tile =
+      k_blocks * (std::max(mma, mem) + exposed) + c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm + exchange;
   const double rows = static_cast<double>(m_blocks_of(p, 1)) * std::max(1, tile_groups(p));
   const double b_groups = p.layout == GemmLayout::kBatchSum   ? 1.0
                           : p.layout == GemmLayout::kKGrouped ? std::max(1, tile_groups(p))
@@ -163,9 +163,9 @@ const Compiled* choose(const GemmProblem& p) {
     // than 64x128).
     const int area = c.block_m * c.block_n;
     const int best_area = best == nullptr ? 0 : best->block_m * best->block_n;
-    const bool better = best == nullptr || ns < best_ns * 0.99 ||
-                        (ns <= best_ns * 1.01 &&
-                         (area > best_area || (area == best_area && c.block_m > best->block_m)));
+    const bool better =
+        best == nullptr || ns < best_ns * 0.99 ||
+        (ns <= best_ns * 1.01 && (area > best_area || (area == best_area && c.block_m > best->block_m)));
     if (better) {
       best = &c;
       best_ns = ns;
@@ -270,8 +270,8 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
     std::fprintf(stderr,
                  "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d split=%d stages=%d ctas=%d\n",
-                 static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
-                 cfg.split, cfg.stages, cfg.num_ctas);
+                 static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n, cfg.split,
+                 cfg.stages, cfg.num_ctas);
   }
   return c->launch(p, cfg, stream);
 }

@@ -71,7 +71,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>();
   // (A split shape's Traits size another kernel: it must not set this one's limit.)
   static const cudaError_t attr_status =
-      kSplit > 1 ? cudaSuccess : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+      kSplit > 1 ? cudaSuccess
+                 : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
   if (attr_status != cudaSuccess) return attr_status;
 
   const bool masked = p.layout == GemmLayout::kMasked;

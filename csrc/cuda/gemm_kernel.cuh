@@ -157,7 +157,7 @@ struct Traits {
                 "split K: dense FP8 over 2 CTAs, one wave");
   // Split K: the partial tile a CTA receives or stages to send (float32, BLOCK_M x BLOCK_N),
   // its two barriers and 16 bytes of alignment.
-  static constexpr int kRedBytes = kSplit > 1 ? kBlockM * kBlockN * 4 : 0;
+  static constexpr int kRedBytes = kSplit > 1 ? kBlockM* kBlockN * 4 : 0;
   static constexpr int kRedRegion = kSplit > 1 ? kRedBytes + 32 : 0;
   static constexpr int kFitStages = (kSmemLimit - 1024 - kHeldBytes - kOutBytes - kRedRegion) / kStageBytes;
   static constexpr int kStages = kFitStages < 16 ? kFitStages : 16;
