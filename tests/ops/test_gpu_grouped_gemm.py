@@ -12,6 +12,7 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -248,75 +249,57 @@ def _bf16(*shape: int) -> tuple[torch.Tensor, torch.Tensor]:
     return x, x.double()
 
 
-def test_bf16_contiguous_ids_and_psum() -> None:
+def _check_bf16_contiguous(run: Callable[..., None], b_ref: torch.Tensor, k: int) -> None:
+    """`run(a, d, layout, **kwargs)` calls an M-grouped BF16 contiguous op whose group g multiplies
+    by b_ref[g] ([K, N], float64): per-row ids with padding rows (ids -1 and >= G, zeroed without
+    ensure_zero_padding), then psum ends with zero padding, each against float64."""
     sizes = [256, 0, 77, 384]
-    n, k = 640, 1000  # K off the 64-wide block
-    b, b_ref = _bf16(len(sizes), n, k)
-    # Per-row ids with padding (ids -1 and >= G) after each group; zeroed without ensure_zero_padding.
+    n = b_ref.shape[2]
     ids: list[int] = []
     for g, rows in enumerate(sizes):
         ids += [g] * rows + [-1, len(sizes) + 5, -1]
     a, a_ref = _bf16(len(ids), k)
     d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
-    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, ensure_zero_padding=False)
+    run(a, d, torch.tensor(ids, dtype=torch.int32, device="cuda"), ensure_zero_padding=False)
     ids_t = torch.tensor(ids, device="cuda")
     for g in range(len(sizes)):
         rows = ids_t == g
         if rows.any():
-            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 1e-5
+            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g]) < 1e-5
     assert (d[(ids_t < 0) | (ids_t >= len(sizes))].float() == 0).all()  # rows of no group: exactly zero
-    # psum ends, zero padding.
     ends = _psum(sizes)
     m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN
     a, a_ref = _bf16(m, k)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
-    deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, use_psum_layout=True)
+    run(a, d, torch.tensor(ends, dtype=torch.int32, device="cuda"), use_psum_layout=True)
     prev = 0
     for g, end in enumerate(ends):
         start = (prev + ALIGN - 1) // ALIGN * ALIGN
         if g > 0:
             assert (d[prev:start].float() == 0).all()
         if end > start:
-            assert calc_diff(d[start:end], a_ref[start:end] @ b_ref[g].t()) < 1e-5
+            assert calc_diff(d[start:end], a_ref[start:end] @ b_ref[g]) < 1e-5
         prev = end
+
+
+def test_bf16_contiguous_ids_and_psum() -> None:
+    n, k = 640, 1000  # K off the 64-wide block
+    b, b_ref = _bf16(4, n, k)
+    _check_bf16_contiguous(
+        lambda a, d, layout, **kw: deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, **kw),
+        b_ref.transpose(1, 2),
+        k,
+    )
 
 
 def test_bf16_nn_contiguous_and_masked() -> None:
     """The NN forms (B given [G, K, N], N contiguous: an MN-major B on the native kernel):
     per-row ids with padding, psum ends with zero padding, and masked, against float64."""
-    sizes = [256, 0, 77, 384]
     n, k = 640, 1000  # K off the 64-wide block: the tail must not reach the next group's rows
-    b_kn, b_kn_ref = _bf16(len(sizes), k, n)
-    ids: list[int] = []
-    for g, rows in enumerate(sizes):
-        ids += [g] * rows + [-1, len(sizes) + 5, -1]
-    a, a_ref = _bf16(len(ids), k)
-    d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
-    deep_gemm.m_grouped_bf16_gemm_nn_contiguous(a, b_kn, d, layout, ensure_zero_padding=False)
-    ids_t = torch.tensor(ids, device="cuda")
-    for g in range(len(sizes)):
-        rows = ids_t == g
-        if rows.any():
-            assert calc_diff(d[rows], a_ref[rows] @ b_kn_ref[g]) < 1e-5
-    assert (d[(ids_t < 0) | (ids_t >= len(sizes))].float() == 0).all()
-    ends = _psum(sizes)
-    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN
-    a, a_ref = _bf16(m, k)
-    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    deep_gemm.m_grouped_bf16_gemm_nn_contiguous(
-        a, b_kn, d, torch.tensor(ends, dtype=torch.int32, device="cuda"), use_psum_layout=True
+    b_kn, b_kn_ref = _bf16(4, k, n)
+    _check_bf16_contiguous(
+        lambda a, d, layout, **kw: deep_gemm.m_grouped_bf16_gemm_nn_contiguous(a, b_kn, d, layout, **kw), b_kn_ref, k
     )
-    prev = 0
-    for g, end in enumerate(ends):
-        start = (prev + ALIGN - 1) // ALIGN * ALIGN
-        if g > 0:
-            assert (d[prev:start].float() == 0).all()
-        if end > start:
-            assert calc_diff(d[start:end], a_ref[start:end] @ b_kn_ref[g]) < 1e-5
-        prev = end
     # Masked, B an MN-major view.
     groups, max_m = 4, 320
     a3, a3_ref = _bf16(groups, max_m, k)
