@@ -124,12 +124,8 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
   // groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
-  // Split K: dense FP8 problems of at least one K block per CTA, whose B is small enough that
-  // DRAM does not bound them.  On the H200 sweep, split tiles won at m <= 128 with n x k = 15 MB
-  // (2112 x 7168: 13.4 against 15.8 us at m = 64) and lost from 29 MB on (4096 x 7168: 17.9
-  // against 17.6 us), where reading B once takes over half the call.
-  if (c.split > 1 && (p.layout != GemmLayout::kDense || bf16 || p.sfb_gran_n != 128 || (p.k + 127) / 128 < c.split ||
-                      static_cast<double>(p.n) * p.k > kSplitMaxBBytes)) {
+  // Split K: dense FP8 problems of at least one K block per CTA.
+  if (c.split > 1 && (p.layout != GemmLayout::kDense || bf16 || p.sfb_gran_n != 128 || (p.k + 127) / 128 < c.split)) {
     return false;
   }
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
@@ -157,6 +153,11 @@ const Compiled* choose(const GemmProblem& p) {
   double best_ns = 0.0;
   for (const auto& c : kCompiled) {
     if (!usable(p, c)) continue;
+    // The heuristic splits K only where B is small enough that DRAM does not bound the call (a
+    // forced split shape still runs anywhere).  On the H200 sweep, split tiles won at m <= 128
+    // with n x k = 15 MB (2112 x 7168: 13.4 against 15.8 us at m = 64) and lost from 29 MB on
+    // (4096 x 7168: 17.9 against 17.6 us), where reading B once takes over half the call.
+    if (c.split > 1 && static_cast<double>(p.n) * p.k > kSplitMaxBBytes) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
     // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster
