@@ -326,6 +326,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument(
+        "--only", default=None, help="comma-separated families to run (e.g. contiguous,bf16_contiguous)"
+    )
     args = parser.parse_args()
     random.seed(0)
     torch.manual_seed(0)
@@ -351,6 +354,9 @@ def main() -> None:
         cases.append(
             ("einsum_bhd_hdr_bhr", key, None, lambda key=key: einsum_case(key, args.repeats, flush, "bhd,hdr->bhr"))
         )
+    if args.only:
+        wanted = set(args.only.split(","))
+        cases = [case for case in cases if case[0] in wanted]
     for family, key, upstream, run in cases:
         r = run()
         # Upstream's total rows differ a little from ours (random draws): compare per row.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 
 #include "cuda/gemm_kernel.cuh"
 #include "cuda/gemm_launch.cuh"
@@ -25,6 +26,23 @@ auto* kernel_of() {
   } else {
     return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
   }
+}
+
+// DG_GEMM_GENERAL_SCHEDULE=1 sends dense and M-grouped contiguous problems to the general kernel
+// (read once per process: A/B measurements of the uniform-schedule kernels).
+inline bool general_schedule_forced() {
+  static const bool forced = [] {
+    const char* env = std::getenv("DG_GEMM_GENERAL_SCHEDULE");
+    return env != nullptr && env[0] == '1';
+  }();
+  return forced;
+}
+
+// A kernel's dynamic shared memory limit, set on its first launch (one static per kernel).
+template <auto kKernel>
+cudaError_t smem_attribute_once(int bytes) {
+  static const cudaError_t status = cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  return status;
 }
 
 // A 3-D map over [d2, d1, d0] elements (d0 contiguous) with element strides s1, s2 of dims
@@ -269,13 +287,37 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
     launch.gridDim = dim3(static_cast<unsigned>(kSplit * clusters));
     return cudaLaunchKernelEx(&launch, split_kernel, tm_a, tm_b, tm_d, args);
   }
-  if constexpr (!kBf16 && !kSfbPerRow) {
-    if (p.layout == GemmLayout::kDense) {
-      auto* dense_kernel = &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
-      static const cudaError_t dense_attr =
-          cudaFuncSetAttribute(dense_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-      if (dense_attr != cudaSuccess) return dense_attr;
-      return cudaLaunchKernelEx(&launch, dense_kernel, tm_a, tm_b, tm_d, args);
+  // Dense and M-grouped contiguous problems run the kernels whose consumers keep a uniform
+  // schedule (FP8 with 128x128 SFB blocks, or BF16); the general kernel serves the rest, and
+  // all of them under DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
+  if constexpr (!kSfbPerRow) {
+    if (!general_schedule_forced()) {
+      if (p.layout == GemmLayout::kDense) {
+        constexpr auto kDenseKernel = [] {
+          if constexpr (kBf16) {
+            return &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
+          } else {
+            return &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
+          }
+        }();
+        const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
+        if (attr != cudaSuccess) return attr;
+        return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+      }
+      if constexpr (!kMnA) {
+        if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {
+          constexpr auto kContiguousKernel = [] {
+            if constexpr (kBf16) {
+              return &sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>;
+            } else {
+              return &sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>;
+            }
+          }();
+          const cudaError_t attr = smem_attribute_once<kContiguousKernel>(T::kSmemBytes);
+          if (attr != cudaSuccess) return attr;
+          return cudaLaunchKernelEx(&launch, kContiguousKernel, tm_a, tm_b, tm_d, args);
+        }
+      }
     }
   }
   return cudaLaunchKernelEx(&launch, kernel, tm_a, tm_b, tm_d, args);

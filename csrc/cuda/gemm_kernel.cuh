@@ -117,6 +117,14 @@ struct StageInfo {
 };
 constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K blocks), the end of work
 
+// The runs of a contiguous tile that the producer emits: all of them (the general kernel), or one
+// of run_contiguous's passes, the primary run (the tile's first run of rows in a group) or the rest.
+constexpr int kAllRuns = 0, kPrimaryRun = 1, kOtherRuns = 2;
+
+// The consumers' schedule, a kernel's template argument: the stage descriptions (general), the
+// dense tile order, or the contiguous kernel's uniform pass followed by described items.
+constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2;
+
 // Where a consumed item's rows go: a dense tile's (in registers) or a held description's (in
 // the warp's shared slot, read at use).
 struct DenseItem {
@@ -396,6 +404,16 @@ struct Producer {
     close_stage();
   }
 
+  // A tile with no rows in any group, in run_contiguous's first pass: its K blocks' stages
+  // with nothing loaded (the consumers' uniform pass computes on them and writes no row).
+  __device__ void idle_item(int d_row0, int n0) {
+#pragma unroll 1
+    for (int kb = 0; kb < args.num_k_blocks; ++kb) {
+      open_stage(StageInfo{d_row0, n0, 0, 0, args.num_k_blocks, 0, {0, 0}}, 0, kb == 0);
+      close_stage();
+    }
+  }
+
   __device__ void finish() {
     open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, {0, 0}}, 0);
     close_stage();
@@ -418,8 +436,12 @@ struct Producer {
 
   // Runs of equal ids among the tile's rows; rows whose id lies outside [0, groups) belong
   // to no group and come out zero (every such id counts as -1, so neighbours share a run).
-  __device__ void row_id_runs(int m0, int n0, int valid) {
+  // kPass picks the runs emitted (kAllRuns, or the two passes of run_contiguous); the return
+  // value says whether the tile has a run in a group.
+  template <int kPass = kAllRuns>
+  __device__ bool row_id_runs(int m0, int n0, int valid) {
     int open_id = -1, open_start = 0;
+    bool grouped = false;
 #pragma unroll 1
     for (int base = 0; base < kBlockM; base += 32) {
       const int r = base + lane;
@@ -432,17 +454,23 @@ struct Producer {
         const int b = __ffs(starts) - 1;
         starts &= starts - 1;
         const int id_b = __shfl_sync(0xFFFFFFFFu, id, b);
-        if (base + b > 0) row_id_run(m0, n0, open_id, open_start, min(base + b, valid));
+        if (base + b > 0) row_id_run<kPass>(m0, n0, open_id, open_start, min(base + b, valid), grouped);
         open_id = id_b;
         open_start = base + b;
       }
     }
-    row_id_run(m0, n0, open_id, open_start, valid);
+    row_id_run<kPass>(m0, n0, open_id, open_start, valid, grouped);
+    return grouped;
   }
 
-  // Rows [r_lo, r_hi) of the tile (ids already folded to -1 outside [0, groups)).
-  __device__ void row_id_run(int m0, int n0, int id, int r_lo, int r_hi) {
+  // Rows [r_lo, r_hi) of the tile (ids already folded to -1 outside [0, groups)); the tile's
+  // first run in a group is its primary run (`grouped` records that it has been seen).
+  template <int kPass>
+  __device__ void row_id_run(int m0, int n0, int id, int r_lo, int r_hi, bool& grouped) {
     if (r_lo >= r_hi) return;  // a run past the problem's last row
+    const bool primary = id >= 0 && !grouped;
+    if (id >= 0) grouped = true;
+    if (!emits<kPass>(primary)) return;
     if (id >= 0) {
       item(m0, m0, n0, id, r_lo, r_hi);
     } else {
@@ -450,9 +478,16 @@ struct Producer {
     }
   }
 
+  template <int kPass>
+  __device__ __forceinline__ static bool emits(bool primary) {
+    return kPass == kAllRuns || (kPass == kPrimaryRun) == primary;
+  }
+
   // Group g of a psum layout owns rows [align(end[g-1]), end[g]); the rows after end[g] up
-  // to the next start are padding.  Every lane walks the same groups (broadcast loads).
-  __device__ void psum_runs(int m0, int n0, int valid) {
+  // to the next start are padding.  Every lane walks the same groups (broadcast loads).  kPass
+  // and the return value as in row_id_runs (the tile's first group run is its primary run).
+  template <int kPass = kAllRuns>
+  __device__ bool psum_runs(int m0, int n0, int valid) {
     const int lo = m0, hi = m0 + valid;
     // First group whose end lies past the tile's first row (binary search, ends ascending).
     int g_lo = 0, g_hi = args.groups;
@@ -466,6 +501,7 @@ struct Producer {
     }
     int row = lo;
     int g = g_lo;
+    bool grouped = false;
     // Padding of the group before g, if the tile starts inside it.
     int prev_end = g == 0 ? 0 : args.layout[g - 1];
 #pragma unroll 1
@@ -473,7 +509,7 @@ struct Producer {
       const int start = align_up(prev_end, args.alignment);
       if (row < start) {  // padding rows of group g - 1
         const int stop = min(start, hi);
-        if (args.zero_padding && g > 0) zero_item(m0, n0, row - m0, stop - m0);
+        if (args.zero_padding && g > 0 && emits<kPass>(false)) zero_item(m0, n0, row - m0, stop - m0);
         row = stop;
         continue;
       }
@@ -481,12 +517,14 @@ struct Producer {
       const int end = args.layout[g];
       if (row < end) {
         const int stop = min(end, hi);
-        item(m0, m0, n0, g, row - m0, stop - m0);
+        if (emits<kPass>(!grouped)) item(m0, m0, n0, g, row - m0, stop - m0);
+        grouped = true;
         row = stop;
       }
       prev_end = max(end, prev_end);
       ++g;
     }
+    return grouped;
   }
 
   __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const { band_tile(args, r, m_blk, n_blk); }
@@ -507,6 +545,37 @@ struct Producer {
              0, k_begin);
       } else {
         item(m0, m0, n0, 0, 0, min(kBlockM, args.m - m0));
+      }
+    }
+    finish();
+  }
+
+  // M-grouped contiguous problems (row ids or psum) in two passes, for consumers that keep a
+  // uniform schedule (Note [uniform contiguous schedule]).  First every tile once, in the dense
+  // order: its primary run over all K blocks (an idle item when it has none); then, tile by
+  // tile again, every other run and zero item, as described stages.
+  __device__ void run_contiguous(int cta, int num_ctas) {
+    const int units = args.m_blocks * args.n_blocks;
+#pragma unroll 1
+    for (int t = cta; t < units; t += num_ctas) {
+      int m_blk = 0, n_blk = 0;
+      tile_of(t, m_blk, n_blk);
+      const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
+      const int valid = min(kBlockM, args.m - m0);
+      const bool grouped =
+          args.kind == kRowIds ? row_id_runs<kPrimaryRun>(m0, n0, valid) : psum_runs<kPrimaryRun>(m0, n0, valid);
+      if (!grouped) idle_item(m0, n0);
+    }
+#pragma unroll 1
+    for (int t = cta; t < units; t += num_ctas) {
+      int m_blk = 0, n_blk = 0;
+      tile_of(t, m_blk, n_blk);
+      const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
+      const int valid = min(kBlockM, args.m - m0);
+      if (args.kind == kRowIds) {
+        row_id_runs<kOtherRuns>(m0, n0, valid);
+      } else {
+        psum_runs<kOtherRuns>(m0, n0, valid);
       }
     }
     finish();
@@ -565,13 +634,13 @@ struct Producer {
   }
 };
 
-// kDenseSchedule: a dense problem's kernel, whose consumers walk the tiles themselves (below).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, bool kDenseSchedule = false, int kMajors = 0,
+// kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
           int kSplit = 1>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
-  static_assert(kSplit == 1 || kDenseSchedule, "split K serves the dense kernel");
+  static_assert(kSplit == 1 || kSchedule == kScheduleDense, "split K serves the dense kernel");
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
 
@@ -632,8 +701,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit> producer{&tm_a, &tm_b, table, args, smem, lane};
       if constexpr (kSplit > 1) {
         producer.run_dense(split_cluster, split_clusters, static_cast<int>(split_rank));
-      } else if constexpr (kDenseSchedule) {
+      } else if constexpr (kSchedule == kScheduleDense) {
         producer.run_dense(blockIdx.x, gridDim.x);
+      } else if constexpr (kSchedule == kScheduleContiguous) {
+        producer.run_contiguous(blockIdx.x, gridDim.x);
       } else {
         producer.run(blockIdx.x, gridDim.x);
       }
@@ -1019,7 +1090,28 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     for (int w = 0; w < kWaves; ++w) write_slab(w);
   };
 
-  if constexpr (kDenseSchedule) {
+  // The described items: an item's first stage says what it is; a K item then spans its
+  // k_blocks stages, a zero item one stage; the end of work stops the loop.
+  auto described_items = [&](int stage, uint32_t phase) {
+#pragma unroll 1
+    for (;;) {
+      p::mbar_wait(&full[stage], phase);
+      // The item's description is kept in this warp's shared slot rather than in registers
+      // (the accumulators need them): its output coordinates are read where they are used.
+      StageInfo* held = held_info + warp;
+      __syncwarp();  // every lane is done with the previous item's copy
+      if (lane == 0) *held = info[stage];
+      __syncwarp();
+      const int flags = __shfl_sync(0xFFFFFFFFu, held->flags, 0);
+      if (flags & kEnd) break;
+      const int rows = __shfl_sync(0xFFFFFFFFu, held->rows, 0);
+      const int k_blocks = (flags & kZero) ? 0 : __shfl_sync(0xFFFFFFFFu, held->k_blocks, 0);
+      consume_item(stage, phase, flags, rows & 0xFFFF, rows >> 16, __shfl_sync(0xFFFFFFFFu, held->n0, 0), k_blocks,
+                   HeldItem{held});
+    }
+  };
+
+  if constexpr (kSchedule == kScheduleDense) {
     // Dense problems: the consumers walk the producer's tile order themselves, from kernel
     // parameters and blockIdx alone, so the compiler keeps their loop state (stage, phase,
     // barrier addresses, wgmma descriptors) in uniform registers.  Reading the stage
@@ -1042,26 +1134,29 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       const int m0 = m_blk * kBlockM;
       consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, k_count, DenseItem{m0});
     }
-  } else {
+  } else if constexpr (kSchedule == kScheduleContiguous) {
+    // Note [uniform contiguous schedule]: an M-grouped contiguous problem in two passes
+    // (Producer::run_contiguous).  The first is the dense kernel's walk: every tile of this CTA
+    // once, over all K blocks, so the loop state stays uniform as there.  Only the item's rows,
+    // which the epilogue alone uses, come from the stage description (the tile's primary run;
+    // an idle tile's is empty and writes nothing).  In the layouts' usual form, groups aligned
+    // to BLOCK_M, that pass is all the work; the rest of a tile (padding rows, rows of a second
+    // group) follows as described items, after this CTA's last tile.
+    const int units = args.m_blocks * args.n_blocks;
     int stage = 0;
     uint32_t phase = 0;
 #pragma unroll 1
-    for (;;) {
-      // An item's first stage says what it is; a K item then spans num_k_blocks stages.
+    for (int t = static_cast<int>(blockIdx.x); t < units; t += static_cast<int>(gridDim.x)) {
       p::mbar_wait(&full[stage], phase);
-      // The item's description is kept in this warp's shared slot rather than in registers
-      // (the accumulators need them): its output coordinates are read where they are used.
-      StageInfo* held = held_info + warp;
-      __syncwarp();  // every lane is done with the previous item's copy
-      if (lane == 0) *held = info[stage];
-      __syncwarp();
-      const int flags = __shfl_sync(0xFFFFFFFFu, held->flags, 0);
-      if (flags & kEnd) break;
-      const int rows = __shfl_sync(0xFFFFFFFFu, held->rows, 0);
-      const int k_blocks = (flags & kZero) ? 0 : __shfl_sync(0xFFFFFFFFu, held->k_blocks, 0);
-      consume_item(stage, phase, flags, rows & 0xFFFF, rows >> 16, __shfl_sync(0xFFFFFFFFu, held->n0, 0), k_blocks,
-                   HeldItem{held});
+      const int rows = info[stage].rows;  // read before the item releases its first stage
+      int m_blk = 0, n_blk = 0;
+      band_tile(args, t, m_blk, n_blk);
+      consume_item(stage, phase, 0, rows & 0xFFFF, rows >> 16, n_blk * kBlockN, args.num_k_blocks,
+                   DenseItem{m_blk * kBlockM});
     }
+    described_items(stage, phase);
+  } else {
+    described_items(0, 0u);
   }
   if (stores_pending) p::tma_store_wait_all();
   if constexpr (kSplit > 1) p::cluster_sync();
@@ -1080,7 +1175,16 @@ template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, true>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// M-grouped contiguous FP8 (row ids or psum) with 128x128 SFB blocks: the uniform first pass.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
+    sm90_fp8_gemm_m_grouped_contiguous_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                              const __grid_constant__ CUtensorMap tm_b,
+                                              const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.
@@ -1088,7 +1192,7 @@ template <int kBlockM, int kBlockN, int kSplit>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false, kSplit>::kThreads, 1)
     sm90_fp8_gemm_split_k_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                  const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, true, 0, kSplit>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, kSplit>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.
@@ -1103,7 +1207,24 @@ template <int kBlockM, int kBlockN, int kMajors = 0>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true, false, kMajors>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleGeneral, kMajors>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// Dense BF16 (the consumers' own tile schedule, as the dense FP8 kernel).
+template <int kBlockM, int kBlockN, int kMajors>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, kMajors>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// M-grouped contiguous BF16 (row ids or psum; B K-major or MN-major): the uniform first pass.
+template <int kBlockM, int kBlockN, int kMajors>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_m_grouped_contiguous_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                               const __grid_constant__ CUtensorMap tm_b,
+                                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleContiguous, kMajors>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped BF16 (k_grouped_bf16_gemm_tn: A_g [k_g, M] and B_g [k_g, N], both MN-major).
@@ -1111,7 +1232,7 @@ template <int kBlockM, int kBlockN, int kMajors>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
     sm90_bf16_gemm_k_grouped_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
                                     const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, true, false, kMajors>(table.a[0], table.b[0], tm_d, &table, args);
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleGeneral, kMajors>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
 // BF16 D = C + sum_g A[g] B[g]^T (the einsum 'bmk,bnk->mn'), one accumulation over every K.

@@ -3,7 +3,8 @@
 Against float64 products of the dequantised operands on fresh random inputs: contiguous
 layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one group, more
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
-padding), masked layouts with masked_m above and below expected_m.  Rows of no group in a
+padding), each also on every compiled tile, masked layouts with masked_m above and below
+expected_m.  Rows of no group in a
 per-row-id layout (ids outside [0, G)) come out exactly zero over a NaN-filled d; psum gaps
 and masked tails keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
 with the group sizes changed in place between replays.  Skipped without a GPU.
@@ -11,8 +12,12 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import torch
@@ -127,8 +132,12 @@ def _psum(sizes: list[int]) -> list[int]:
 
 @pytest.mark.parametrize("zero_padding", [True, False])
 def test_psum_with_poisoned_gaps(zero_padding: bool) -> None:
-    sizes = [300, 0, 129, 1, 512]
-    n, k = 512, 1024
+    _check_psum_poisoned([300, 0, 129, 1, 512], 512, 1024, zero_padding)
+
+
+def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool) -> None:
+    """A psum layout whose rows outside every group hold NaN/Inf bytes and NaN scales: group rows
+    against float64 and free of NaN, gaps zero or kept, rows after the last group kept."""
     ends = _psum(sizes)
     m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN + 64
     a, sfa, _ = _a(m, k)
@@ -163,6 +172,22 @@ def test_psum_with_poisoned_gaps(zero_padding: bool) -> None:
     else:
         assert torch.isnan(d[gap].float()).all()
     assert torch.isnan(d[outside & ~gap].float()).all()
+
+
+def _fp8_shapes() -> list[str]:
+    return [s.config for s in compiled_gemm_shapes() if not s.bf16 and not s.sfb_per_row and s.split == 1]
+
+
+@pytest.mark.parametrize("shape", _fp8_shapes())
+def test_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every FP8 tile forced on both contiguous layouts: ragged groups, so tiles hold padding
+    rows, several groups, or no group at all (the uniform first pass and the described items
+    after it), an N tail, and K of a few blocks."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    n = 2 * int(shape.split("x")[1]) + 24
+    _check_contiguous_ids([3, 1, 0, 200, 77, 130], 5, n, 640, pad_ids=(-1, -1, 1000))
+    _check_contiguous_ids([128, 256, 0, 128], 0, n, 384)
+    _check_psum_poisoned([300, 0, 129, 1, 64], n, 512, zero_padding=True)
 
 
 def _masked_case(groups: int, max_m: int, n: int, k: int):
@@ -318,6 +343,27 @@ def _bf16_shapes() -> list[str]:
 
 
 @pytest.mark.parametrize("shape", _bf16_shapes())
+def test_bf16_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every BF16 tile forced on the NT contiguous layouts (ids with padding, psum), and on the
+    NN form where the tile has an MN-major-B kernel."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    n, k = 2 * int(shape.split("x")[1]) + 24, 448
+    b, b_ref = _bf16(4, n, k)
+    _check_bf16_contiguous(
+        lambda a, d, layout, **kw: deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout, **kw),
+        b_ref.transpose(1, 2),
+        k,
+    )
+    if any(s.config == shape and s.bf16 and s.majors == 2 for s in compiled_gemm_shapes()):
+        b_kn, b_kn_ref = _bf16(4, k, n)
+        _check_bf16_contiguous(
+            lambda a, d, layout, **kw: deep_gemm.m_grouped_bf16_gemm_nn_contiguous(a, b_kn, d, layout, **kw),
+            b_kn_ref,
+            k,
+        )
+
+
+@pytest.mark.parametrize("shape", _bf16_shapes())
 def test_bf16_masked_every_shape_in_a_graph(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
     groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 704
@@ -339,3 +385,56 @@ def test_bf16_masked_every_shape_in_a_graph(shape: str, monkeypatch: pytest.Monk
     graph.replay()
     torch.cuda.synchronize()
     assert torch.equal(d.view(torch.int16), eager.view(torch.int16))
+
+
+# ---- the uniform-schedule kernels against the general kernel --------------------------------
+
+# Runs in a fresh process (DG_GEMM_GENERAL_SCHEDULE is read once per process): fixed-seed inputs
+# through dense FP8 and BF16, and M-grouped contiguous FP8 and BF16 (ids with padding and
+# several groups per tile, psum with gaps), every output saved to argv[1].
+_SCHEDULE_SCRIPT = r"""
+import sys
+import torch
+import deep_gemm
+from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+
+torch.manual_seed(7)
+out = {}
+m, n, k = 517, 776, 1408
+a, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda"), use_ue8m0=False)
+bs = [per_block_cast_to_fp8(torch.randn(n, k, device="cuda"), use_ue8m0=False) for _ in range(3)]
+b, sfb = torch.stack([q for q, _ in bs]), torch.stack([s for _, s in bs])
+d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+deep_gemm.fp8_gemm_nt((a, sfa), (b[0], sfb[0]), d)
+out["fp8_dense"] = d.clone()
+ids = torch.tensor([0] * 130 + [-1] * 3 + [2] * 250 + [1] * 90 + [-1] * 44, dtype=torch.int32, device="cuda")
+deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ids)
+out["fp8_ids"] = d.clone()
+ends = torch.tensor([100, 300, 500], dtype=torch.int32, device="cuda")
+d.zero_()
+deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ends, use_psum_layout=True)
+out["fp8_psum"] = d.clone()
+x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+w = torch.randn(3, n, k, device="cuda").to(torch.bfloat16)
+deep_gemm.bf16_gemm_nt(x, w[1], d)
+out["bf16_dense"] = d.clone()
+deep_gemm.m_grouped_bf16_gemm_nt_contiguous(x, w, d, ids)
+out["bf16_ids"] = d.clone()
+torch.save({name: t.cpu() for name, t in out.items()}, sys.argv[1])
+"""
+
+
+def test_uniform_schedules_match_the_general_kernel(tmp_path: Path) -> None:
+    results = []
+    for general in ("0", "1"):
+        path = tmp_path / f"general{general}.pt"
+        env = dict(os.environ, DG_GEMM_GENERAL_SCHEDULE=general, DG_BF16_GEMM_NATIVE="1")
+        env.pop("DG_SM90_GEMM_CONFIG", None)
+        subprocess.run([sys.executable, "-c", _SCHEDULE_SCRIPT, str(path)], env=env, check=True, timeout=300)
+        results.append(torch.load(path))
+    uniform, general_kernel = results
+    assert uniform.keys() == general_kernel.keys()
+    for name, value in uniform.items():
+        assert not torch.isnan(value.float()).any(), name
+        assert value.abs().sum() > 0, name
+        assert torch.equal(value.view(torch.int16), general_kernel[name].view(torch.int16)), name
