@@ -393,11 +393,15 @@ def main() -> None:
         "einsum_bhr_hdr_bhd",
     ):
         ratios = [t / r["ours"] for f, _, t, r in rows if f == family and t is not None]
+        if not ratios:  # a family left out by --only
+            continue
         lines.append(
             f"\n{family}: geomean upstream/ours {statistics.geometric_mean(ratios):.3f}, worst {min(ratios):.3f}."
         )
     for family in ("k_grouped_bf16_tn", "einsum_bhd_hdr_bhr"):
         ratios = [r["torch"] / r["ours"] for f, _, _, r in rows if f == family]
+        if not ratios:
+            continue
         lines.append(f"\n{family} (no upstream figure): geomean torch/ours {statistics.geometric_mean(ratios):.3f}.")
     lines.append(environment())
     emit(lines, args.markdown)

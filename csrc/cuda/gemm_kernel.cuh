@@ -434,14 +434,17 @@ struct Producer {
     }
   }
 
+  // What a tile's run walk found (row_id_runs, psum_runs): a run in a group (the tile's primary
+  // run is its first), and any other run or zero item.
+  static constexpr int kHasPrimary = 1, kHasOthers = 2;
+
   // Runs of equal ids among the tile's rows; rows whose id lies outside [0, groups) belong
   // to no group and come out zero (every such id counts as -1, so neighbours share a run).
-  // kPass picks the runs emitted (kAllRuns, or the two passes of run_contiguous); the return
-  // value says whether the tile has a run in a group.
+  // kPass picks the runs emitted (kAllRuns, or the two passes of run_contiguous).
   template <int kPass = kAllRuns>
-  __device__ bool row_id_runs(int m0, int n0, int valid) {
+  __device__ int row_id_runs(int m0, int n0, int valid) {
     int open_id = -1, open_start = 0;
-    bool grouped = false;
+    int found = 0;
 #pragma unroll 1
     for (int base = 0; base < kBlockM; base += 32) {
       const int r = base + lane;
@@ -454,22 +457,22 @@ struct Producer {
         const int b = __ffs(starts) - 1;
         starts &= starts - 1;
         const int id_b = __shfl_sync(0xFFFFFFFFu, id, b);
-        if (base + b > 0) row_id_run<kPass>(m0, n0, open_id, open_start, min(base + b, valid), grouped);
+        if (base + b > 0) row_id_run<kPass>(m0, n0, open_id, open_start, min(base + b, valid), found);
         open_id = id_b;
         open_start = base + b;
       }
     }
-    row_id_run<kPass>(m0, n0, open_id, open_start, valid, grouped);
-    return grouped;
+    row_id_run<kPass>(m0, n0, open_id, open_start, valid, found);
+    return found;
   }
 
   // Rows [r_lo, r_hi) of the tile (ids already folded to -1 outside [0, groups)); the tile's
-  // first run in a group is its primary run (`grouped` records that it has been seen).
+  // first run in a group is its primary run (`found` records what has been seen).
   template <int kPass>
-  __device__ void row_id_run(int m0, int n0, int id, int r_lo, int r_hi, bool& grouped) {
+  __device__ void row_id_run(int m0, int n0, int id, int r_lo, int r_hi, int& found) {
     if (r_lo >= r_hi) return;  // a run past the problem's last row
-    const bool primary = id >= 0 && !grouped;
-    if (id >= 0) grouped = true;
+    const bool primary = id >= 0 && !(found & kHasPrimary);
+    found |= primary ? kHasPrimary : kHasOthers;
     if (!emits<kPass>(primary)) return;
     if (id >= 0) {
       item(m0, m0, n0, id, r_lo, r_hi);
@@ -485,9 +488,9 @@ struct Producer {
 
   // Group g of a psum layout owns rows [align(end[g-1]), end[g]); the rows after end[g] up
   // to the next start are padding.  Every lane walks the same groups (broadcast loads).  kPass
-  // and the return value as in row_id_runs (the tile's first group run is its primary run).
+  // and the result as in row_id_runs (the tile's first group run is its primary run).
   template <int kPass = kAllRuns>
-  __device__ bool psum_runs(int m0, int n0, int valid) {
+  __device__ int psum_runs(int m0, int n0, int valid) {
     const int lo = m0, hi = m0 + valid;
     // First group whose end lies past the tile's first row (binary search, ends ascending).
     int g_lo = 0, g_hi = args.groups;
@@ -501,7 +504,7 @@ struct Producer {
     }
     int row = lo;
     int g = g_lo;
-    bool grouped = false;
+    int found = 0;
     // Padding of the group before g, if the tile starts inside it.
     int prev_end = g == 0 ? 0 : args.layout[g - 1];
 #pragma unroll 1
@@ -509,7 +512,10 @@ struct Producer {
       const int start = align_up(prev_end, args.alignment);
       if (row < start) {  // padding rows of group g - 1
         const int stop = min(start, hi);
-        if (args.zero_padding && g > 0 && emits<kPass>(false)) zero_item(m0, n0, row - m0, stop - m0);
+        if (args.zero_padding && g > 0) {
+          found |= kHasOthers;
+          if (emits<kPass>(false)) zero_item(m0, n0, row - m0, stop - m0);
+        }
         row = stop;
         continue;
       }
@@ -517,14 +523,15 @@ struct Producer {
       const int end = args.layout[g];
       if (row < end) {
         const int stop = min(end, hi);
-        if (emits<kPass>(!grouped)) item(m0, m0, n0, g, row - m0, stop - m0);
-        grouped = true;
+        const bool primary = !(found & kHasPrimary);
+        found |= primary ? kHasPrimary : kHasOthers;
+        if (emits<kPass>(primary)) item(m0, m0, n0, g, row - m0, stop - m0);
         row = stop;
       }
       prev_end = max(end, prev_end);
       ++g;
     }
-    return grouped;
+    return found;
   }
 
   __device__ __forceinline__ void tile_of(int r, int& m_blk, int& n_blk) const { band_tile(args, r, m_blk, n_blk); }
@@ -552,22 +559,30 @@ struct Producer {
 
   // M-grouped contiguous problems (row ids or psum) in two passes, for consumers that keep a
   // uniform schedule (Note [uniform contiguous schedule]).  First every tile once, in the dense
-  // order: its primary run over all K blocks (an idle item when it has none); then, tile by
-  // tile again, every other run and zero item, as described stages.
+  // order: its primary run over all K blocks (an idle item when it has none); then every other
+  // run and zero item, as described stages, of the tiles that have any.  The first pass
+  // remembers which those are, one bit per tile of this CTA, in a word per lane (32 x 32 tiles;
+  // tiles past those are walked again), so that the second pass walks no pure tile's rows.
   __device__ void run_contiguous(int cta, int num_ctas) {
+    constexpr int kRemembered = 32 * 32;
     const int units = args.m_blocks * args.n_blocks;
+    uint32_t others = 0;  // lane j, bit b: this CTA's tile 32 j + b has other runs
+    int local = 0;
 #pragma unroll 1
-    for (int t = cta; t < units; t += num_ctas) {
+    for (int t = cta; t < units; t += num_ctas, ++local) {
       int m_blk = 0, n_blk = 0;
       tile_of(t, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       const int valid = min(kBlockM, args.m - m0);
-      const bool grouped =
+      const int found =
           args.kind == kRowIds ? row_id_runs<kPrimaryRun>(m0, n0, valid) : psum_runs<kPrimaryRun>(m0, n0, valid);
-      if (!grouped) idle_item(m0, n0);
+      if (!(found & kHasPrimary)) idle_item(m0, n0);
+      if ((found & kHasOthers) && local < kRemembered && lane == local / 32) others |= 1u << (local % 32);
     }
+    local = 0;
 #pragma unroll 1
-    for (int t = cta; t < units; t += num_ctas) {
+    for (int t = cta; t < units; t += num_ctas, ++local) {
+      if (local < kRemembered && !((__shfl_sync(0xFFFFFFFFu, others, local / 32) >> (local % 32)) & 1u)) continue;
       int m_blk = 0, n_blk = 0;
       tile_of(t, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
