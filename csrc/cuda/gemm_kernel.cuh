@@ -941,7 +941,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::named_barrier_sync(3, kConsumerThreads);  // every consumer has read the partial
         if (ct == 0) {
           p::mbar_arrive_expect_tx(red_full, T::kRedBytes);
-          p::mbar_arrive_cluster(red_empty, split_rank + 1);
+          // (A CTA-scope arrive: the reads above are done; the cluster-scope release compiled to a
+          // GPU-wide memory barrier ahead of this thread's TMA store of the tile.)
+          p::mbar_arrive_remote(red_empty, split_rank + 1);
         }
       }
       if (split_rank != 0) {

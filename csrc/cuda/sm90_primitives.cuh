@@ -59,14 +59,16 @@ __device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity
       : "memory");
 }
 
-// Arrives (release at cluster scope) on the barrier at `bar`'s offset in CTA `cta_rank` of
-// this cluster.
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta_rank) {
+// Arrives on the barrier at `bar`'s offset in CTA `cta_rank` of this cluster, with the default
+// (CTA-scope) release: enough to hand a buffer back to a CTA whose copies overwrite it (this
+// CTA's reads of it are done by then).  A cluster-scope release (.release.cluster) compiles to
+// a GPU-wide memory barrier (MEMBAR.ALL.GPU) ahead of every such arrive.
+__device__ __forceinline__ void mbar_arrive_remote(uint64_t* bar, uint32_t cta_rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(smem_addr(bar)),
       "r"(cta_rank)
       : "memory");
