@@ -32,10 +32,15 @@ struct Compiled {
 #define DG_GEMM_SPLIT_ENTRY(BM, BN, SPLIT) \
   Compiled{BM, BN, false, false, 0, SPLIT, &Shape<BM, BN, false, false, 0, SPLIT>::stages, \
            &Shape<BM, BN, false, false, 0, SPLIT>::launch},
+#define DG_GEMM_BF16_SPLIT_ENTRY(BM, BN, SPLIT) \
+  Compiled{BM, BN, false, true, 0, SPLIT, &Shape<BM, BN, false, true, 0, SPLIT>::stages, \
+           &Shape<BM, BN, false, true, 0, SPLIT>::launch},
 // clang-format on
-const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_SPLIT_ENTRY)};
+const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_SPLIT_ENTRY)
+                                  DG_BF16_GEMM_SHAPES_SPLIT(DG_GEMM_BF16_SPLIT_ENTRY)};
 #undef DG_GEMM_ENTRY
 #undef DG_GEMM_SPLIT_ENTRY
+#undef DG_GEMM_BF16_SPLIT_ENTRY
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -124,8 +129,10 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
   // groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
-  // Split K: dense FP8 problems of at least one K block per CTA.
-  if (c.split > 1 && (p.layout != GemmLayout::kDense || bf16 || p.sfb_gran_n != 128 || (p.k + 127) / 128 < c.split)) {
+  // Split K: dense problems (FP8 with 128x128 SFB blocks, or BF16) of at least one K block per CTA.
+  const int k_block = bf16 ? 64 : 128;
+  if (c.split > 1 &&
+      (p.layout != GemmLayout::kDense || (!bf16 && p.sfb_gran_n != 128) || (p.k + k_block - 1) / k_block < c.split)) {
     return false;
   }
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;

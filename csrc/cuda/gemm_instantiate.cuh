@@ -256,8 +256,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
     }
   }
   if constexpr (kSplit > 1) {
+    static_assert(kMajors == 0 && !kSfbPerRow, "split K: K-major operands, 128x128 SFB blocks (FP8)");
     // One tile per cluster of kSplit CTAs, each taking a part of its K blocks.
-    auto* split_kernel = &sm90_fp8_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
+    auto* split_kernel = [] {
+      if constexpr (kBf16) {
+        return &sm90_bf16_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
+      } else {
+        return &sm90_fp8_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
+      }
+    }();
     static const cudaError_t split_attr =
         cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
     if (split_attr != cudaSuccess) return split_attr;
@@ -329,3 +336,5 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16, MAJ>;
 #define DG_GEMM_INSTANTIATE_SPLIT(BM, BN, SPLIT) \
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, SPLIT>;
+#define DG_GEMM_INSTANTIATE_BF16_SPLIT(BM, BN, SPLIT) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, SPLIT>;

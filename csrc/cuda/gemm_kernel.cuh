@@ -44,9 +44,9 @@
 // - Dense FP8 problems run a kernel of their own (sm90_fp8_gemm_dense_kernel) whose consumers
 //   walk the same tile order themselves, from kernel parameters and blockIdx, rather than from
 //   the stage descriptions: their loop state then stays in uniform registers.
-// - Split K (sm90_fp8_gemm_split_k_kernel, dense FP8): two CTAs of a cluster share each tile, one
-//   half of its K blocks each; the second's partial tile reaches the first through shared
-//   memory (Note [split K in a cluster]).
+// - Split K (sm90_fp8_gemm_split_k_kernel, dense FP8; sm90_bf16_gemm_split_k_kernel, dense
+//   BF16): two CTAs of a cluster share each tile, one half of its K blocks each; the second's
+//   partial tile reaches the first through shared memory (Note [split K in a cluster]).
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -161,8 +161,8 @@ struct Traits {
   static constexpr int kStageBytes =
       kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
   static constexpr int kHeldBytes = 256;  // each consumer warp's copy of its item's StageInfo
-  static_assert(kSplit == 1 || (kSplit == 2 && !kBf16 && !kSfbPerRow && kWaves == 1),
-                "split K: dense FP8 over 2 CTAs, one wave");
+  static_assert(kSplit == 1 || (kSplit == 2 && !kSfbPerRow && kWaves == 1),
+                "split K: dense FP8 (128x128 SFB blocks) or BF16 over 2 CTAs, one wave");
   // Split K: the partial tile a CTA receives or stages to send (float32, BLOCK_M x BLOCK_N),
   // its two barriers and 16 bytes of alignment.
   static constexpr int kRedBytes = kSplit > 1 ? kBlockM* kBlockN * 4 : 0;
@@ -1237,6 +1237,14 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false, kSplit>
     sm90_fp8_gemm_split_k_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                  const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, kSplit>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// Dense BF16 (K-major operands), split K: clusters of kSplit CTAs, one tile per cluster.
+template <int kBlockM, int kBlockN, int kSplit>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true, kSplit>::kThreads, 1)
+    sm90_bf16_gemm_split_k_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                                  const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, 0, kSplit>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // K-grouped FP8 (per-row SFB): the groups' operand maps come in `table`.

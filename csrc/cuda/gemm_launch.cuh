@@ -31,6 +31,9 @@ namespace deep_gemm::cuda::gemm_detail {
 // Dense FP8 split K across a cluster: Y(BLOCK_M, BLOCK_N, CTAs per tile).
 #define DG_FP8_GEMM_SHAPES_SPLIT(Y) \
   Y(64, 32, 2) Y(64, 64, 2) Y(64, 128, 2) Y(128, 64, 2)
+// Dense BF16 split K across a cluster: Z(BLOCK_M, BLOCK_N, CTAs per tile).
+#define DG_BF16_GEMM_SHAPES_SPLIT(Z) \
+  Z(64, 64, 2) Z(64, 128, 2) Z(128, 64, 2)
 #define DG_GEMM_SHAPES(X) \
   DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_BM256(X) DG_FP8_GEMM_SHAPES_ROW(X) \
   DG_BF16_GEMM_SHAPES(X) DG_BF16_MN_GEMM_SHAPES(X)

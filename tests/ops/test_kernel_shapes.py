@@ -23,8 +23,10 @@ def test_every_kernel_family_has_compiled_shapes() -> None:
     mn = [s for s in shapes if s.majors]
     assert {s.majors for s in mn} == {2, 3}
     assert all(s.bf16 and s.block_m % 64 == 0 and s.block_n % 64 == 0 for s in mn)
-    # Split-K shapes (a cluster per tile) are dense FP8 with block SFB, one wave of 64 or 128 rows.
+    # Split-K shapes (a cluster per tile) are dense FP8 with block SFB, or dense BF16 with K-major
+    # operands, one wave of 64 or 128 rows; both families have some.
     split = [s for s in shapes if s.split > 1]
     assert {s.split for s in split} == {2}
-    assert all(not s.bf16 and not s.sfb_per_row and s.block_m in (64, 128) for s in split)
+    assert all(not s.sfb_per_row and s.majors == 0 and s.block_m in (64, 128) for s in split)
+    assert {s.bf16 for s in split} == {False, True}
     assert all(s.config.endswith(f"s{s.split}") for s in split)

@@ -16,7 +16,7 @@ class GemmShape(NamedTuple):
     sfb_per_row: bool
     bf16: bool
     majors: int = 0  # BF16 operands stored MN-major: bit 0 A, bit 1 B
-    split: int = 1  # CTAs (a cluster) per tile, each summing a part of K: dense FP8 only
+    split: int = 1  # CTAs (a cluster) per tile, each summing a part of K: dense FP8 and BF16 only
 
     @property
     def config(self) -> str:
@@ -32,4 +32,7 @@ def compiled_gemm_shapes() -> list[GemmShape]:
     # The split-K list: Y(BLOCK_M, BLOCK_N, CTAs per tile), FP8 with block SFB.
     split = re.findall(r"Y\((\d+), (\d+), (\d+)\)", text)
     shapes |= {GemmShape(int(m), int(n), False, False, 0, int(s)) for m, n, s in split}
+    # The BF16 split-K list: Z(BLOCK_M, BLOCK_N, CTAs per tile), dense BF16 with K-major operands.
+    bf16_split = re.findall(r"Z\((\d+), (\d+), (\d+)\)", text)
+    shapes |= {GemmShape(int(m), int(n), False, True, 0, int(s)) for m, n, s in bf16_split}
     return sorted(shapes)

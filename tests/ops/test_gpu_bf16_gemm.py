@@ -1,0 +1,70 @@
+"""Dense BF16 GEMMs on the native sm90a kernel (the `DG_BF16_GEMM_NATIVE=1` path; cuBLAS is the
+default).  The switch is read once per process, so the checks run in a fresh one: every BF16 tile
+with K-major operands forced in turn, split-K shapes included, on problems with ragged M and N
+edges, a K tail, more tiles than CTAs, and one K block per CTA of a split; bf16 D against float64
+A B^T, float32 D accumulating C = D, and repeated calls bitwise.  The kernel's config printout
+(DG_PRINT_CONFIGS=1) shows that each forced shape ran.  Skipped without a GPU."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.kernels import compiled_gemm_shapes
+
+pytestmark = pytest.mark.gpu
+
+_SCRIPT = r"""
+import os
+import sys
+
+import torch
+
+import deep_gemm
+from deep_gemm.testing import calc_diff
+
+torch.manual_seed(3)
+for shape in sys.argv[1].split(","):
+    os.environ["DG_SM90_GEMM_CONFIG"] = shape
+    bm, bn = (int(v) for v in shape.split("s")[0].split("x"))
+    for m, n, k in [(3 * bm - 5, 5 * bn + 24, 1000), (20 * bm - 3, 9 * bn + 8, 7168 + 40), (bm + 1, bn, 128)]:
+        a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+        b = torch.randn(n, k, device="cuda").to(torch.bfloat16)
+        ref = a.double() @ b.double().t()
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.bf16_gemm_nt(a, b, d)
+        assert calc_diff(d, ref) < 1e-5, (shape, m, n, k, "bf16 d")
+        first = d.clone()
+        for _ in range(5):
+            d.fill_(float("nan"))
+            deep_gemm.bf16_gemm_nt(a, b, d)
+            assert torch.equal(d.view(torch.int16), first.view(torch.int16)), (shape, m, n, k, "bitwise")
+        c = torch.randn(m, n, device="cuda")
+        acc = c.clone()
+        deep_gemm.bf16_gemm_nt(a, b, acc, c=acc)
+        assert calc_diff(acc, ref + c.double()) < 1e-5, (shape, m, n, k, "c = d")
+    print("checked", shape, flush=True)
+"""
+
+
+def _shapes() -> list[str]:
+    return [s.config for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0]
+
+
+def test_every_native_bf16_shape_forced() -> None:
+    shapes = _shapes()
+    assert any("s" in shape for shape in shapes)  # the split-K shapes are among them
+    env = dict(os.environ, DG_BF16_GEMM_NATIVE="1", DG_PRINT_CONFIGS="1")
+    env.pop("DG_SM90_GEMM_CONFIG", None)
+    run = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, ",".join(shapes)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
+    for shape in shapes:
+        assert f"checked {shape}\n" in run.stdout
+        bm_bn, _, split = shape.partition("s")
+        # Every problem of the shape ran on it (the printout names the tile and the split).
+        assert run.stderr.count(f"-> {bm_bn} split={split or 1} ") >= 3, shape
