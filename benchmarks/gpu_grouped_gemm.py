@@ -15,7 +15,10 @@ drawn in [0.7, 1.3] x expected m, expected_m passed as 1.2 x expected m.  Method
 inputs, L2 flushed before every timed call, CUDA events, median, calls interleaved (see
 gpu_gemm.py).  Every case is checked against a float64 reference on sampled groups first.
 
-    python benchmarks/gpu_grouped_gemm.py [--repeats 10] [--markdown out.md]
+    python benchmarks/gpu_grouped_gemm.py [--repeats 10] [--markdown out.md] [--only FAMILY,...]
+
+`--only contiguous,contiguous_psum,bf16_contiguous` runs those families alone (e.g. for an A/B
+against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the general kernel).
 """
 
 from __future__ import annotations
