@@ -86,12 +86,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   if constexpr (!kBf16) {
     if (batch_sum) return cudaErrorNotSupported;
   }
-  auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>();
-  // (A split shape's Traits size another kernel: it must not set this one's limit.)
-  static const cudaError_t attr_status =
-      kSplit > 1 ? cudaSuccess
-                 : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-  if (attr_status != cudaSuccess) return attr_status;
 
   const bool masked = p.layout == GemmLayout::kMasked;
   const bool three_d = batched || batch_sum;  // A and B have a group stride
@@ -193,68 +187,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   launch.blockDim = dim3(T::kThreads);
   launch.dynamicSmemBytes = T::kSmemBytes;
   launch.stream = stream;
-  if constexpr (kKGroupedKernel) {
-    if (k_grouped) {
-      // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
-      auto* grouped_kernel = [] {
-        if constexpr (kBf16) {
-          return &sm90_bf16_gemm_k_grouped_kernel<kBlockM, kBlockN, kMajors>;
-        } else {
-          return &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
-        }
-      }();
-      static const cudaError_t grouped_attr =
-          cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-      if (grouped_attr != cudaSuccess) return grouped_attr;
-      KGroupTable table{};
-      const auto* a_bytes = static_cast<const uint8_t*>(p.a);
-      const auto* b_bytes = static_cast<const uint8_t*>(p.b);
-      // FP8: A_g [m, k_g] and B_g [n, k_g], K-major and packed; BF16: A_g [k_g, m] and B_g [k_g,
-      // n], MN-major with K rows lda and ldb apart.
-      const auto group_maps = [&](int i, int g, int k) {
-        if constexpr (kBf16) {
-          return make_map_3d(&table.a[i], ab, 2, a_bytes + p.a_offsets[g] * 2, p.m, k, 1, p.lda,
-                             static_cast<int64_t>(k) * p.lda, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B) &&
-                 make_map_3d(&table.b[i], ab, 2, b_bytes + p.b_offsets[g] * 2, p.n, k, 1, p.ldb,
-                             static_cast<int64_t>(k) * p.ldb, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B);
-        } else {
-          return make_map_3d(&table.a[i], ab, 1, a_bytes + p.a_offsets[g], k, p.m, 1, k, static_cast<int64_t>(k) * p.m,
-                             T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
-                 make_map_3d(&table.b[i], ab, 1, b_bytes + p.b_offsets[g], k, p.n, 1, k, static_cast<int64_t>(k) * p.n,
-                             T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
-        }
-      };
-      const int64_t tiles_per_group = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
-      for (int g = 0; g <= p.groups; ++g) {
-        const bool flush = table.count == kMaxKGroups || (g == p.groups && table.count > 0);
-        if (flush) {
-          launch.gridDim = dim3(static_cast<unsigned>(
-              std::max<int64_t>(1, std::min<int64_t>(cfg.num_ctas, tiles_per_group * table.count))));
-          const cudaError_t st = cudaLaunchKernelEx(&launch, grouped_kernel, table, tm_d, args);
-          if (st != cudaSuccess) return st;
-          table.count = 0;
-        }
-        if (g == p.groups) break;
-        const int k = p.group_k[g];
-        if (k == 0) continue;
-        const int i = table.count++;
-        if (!group_maps(i, g, k)) return cudaErrorInvalidValue;
-        table.group[i] = g;
-        table.k_blocks[i] = (k + T::kBlockKValues - 1) / T::kBlockKValues;
-        table.sf_block0[i] = kBf16 ? 0 : p.sf_block0[g];
-      }
-      return cudaSuccess;
-    }
-  }
-  if constexpr (kBf16 && kMajors == 0) {
-    if (batch_sum) {
-      auto* sum_kernel = &sm90_bf16_bmn_bnk_mn_gemm_impl<kBlockM, kBlockN>;
-      static const cudaError_t sum_attr =
-          cudaFuncSetAttribute(sum_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
-      if (sum_attr != cudaSuccess) return sum_attr;
-      return cudaLaunchKernelEx(&launch, sum_kernel, tm_a, tm_b, tm_d, args);
-    }
-  }
   if constexpr (kSplit > 1) {
     static_assert(kMajors == 0 && !kSfbPerRow, "split K: K-major operands, 128x128 SFB blocks (FP8)");
     // One tile per cluster of kSplit CTAs, each taking a part of its K blocks.
@@ -293,41 +225,109 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
     const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(tiles, resident));
     launch.gridDim = dim3(static_cast<unsigned>(kSplit * clusters));
     return cudaLaunchKernelEx(&launch, split_kernel, tm_a, tm_b, tm_d, args);
-  }
-  // Dense and M-grouped contiguous problems run the kernels whose consumers keep a uniform
-  // schedule (FP8 with 128x128 SFB blocks, or BF16); the general kernel serves the rest, and
-  // all of them under DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
-  if constexpr (!kSfbPerRow) {
-    if (!general_schedule_forced()) {
-      if (p.layout == GemmLayout::kDense) {
-        constexpr auto kDenseKernel = [] {
+  } else {
+    // (A split shape compiles its split kernel alone.)
+    if constexpr (kKGroupedKernel) {
+      if (k_grouped) {
+        // Non-empty groups, kMaxKGroups per launch (their outputs are disjoint).
+        auto* grouped_kernel = [] {
           if constexpr (kBf16) {
-            return &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
+            return &sm90_bf16_gemm_k_grouped_kernel<kBlockM, kBlockN, kMajors>;
           } else {
-            return &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
+            return &sm90_fp8_k_grouped_gemm_kernel<kBlockM, kBlockN>;
           }
         }();
-        const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
-        if (attr != cudaSuccess) return attr;
-        return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+        static const cudaError_t grouped_attr =
+            cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+        if (grouped_attr != cudaSuccess) return grouped_attr;
+        KGroupTable table{};
+        const auto* a_bytes = static_cast<const uint8_t*>(p.a);
+        const auto* b_bytes = static_cast<const uint8_t*>(p.b);
+        // FP8: A_g [m, k_g] and B_g [n, k_g], K-major and packed; BF16: A_g [k_g, m] and B_g [k_g,
+        // n], MN-major with K rows lda and ldb apart.
+        const auto group_maps = [&](int i, int g, int k) {
+          if constexpr (kBf16) {
+            return make_map_3d(&table.a[i], ab, 2, a_bytes + p.a_offsets[g] * 2, p.m, k, 1, p.lda,
+                               static_cast<int64_t>(k) * p.lda, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                   make_map_3d(&table.b[i], ab, 2, b_bytes + p.b_offsets[g] * 2, p.n, k, 1, p.ldb,
+                               static_cast<int64_t>(k) * p.ldb, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B);
+          } else {
+            return make_map_3d(&table.a[i], ab, 1, a_bytes + p.a_offsets[g], k, p.m, 1, k,
+                               static_cast<int64_t>(k) * p.m, T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                   make_map_3d(&table.b[i], ab, 1, b_bytes + p.b_offsets[g], k, p.n, 1, k,
+                               static_cast<int64_t>(k) * p.n, T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
+          }
+        };
+        const int64_t tiles_per_group = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
+        for (int g = 0; g <= p.groups; ++g) {
+          const bool flush = table.count == kMaxKGroups || (g == p.groups && table.count > 0);
+          if (flush) {
+            launch.gridDim = dim3(static_cast<unsigned>(
+                std::max<int64_t>(1, std::min<int64_t>(cfg.num_ctas, tiles_per_group * table.count))));
+            const cudaError_t st = cudaLaunchKernelEx(&launch, grouped_kernel, table, tm_d, args);
+            if (st != cudaSuccess) return st;
+            table.count = 0;
+          }
+          if (g == p.groups) break;
+          const int k = p.group_k[g];
+          if (k == 0) continue;
+          const int i = table.count++;
+          if (!group_maps(i, g, k)) return cudaErrorInvalidValue;
+          table.group[i] = g;
+          table.k_blocks[i] = (k + T::kBlockKValues - 1) / T::kBlockKValues;
+          table.sf_block0[i] = kBf16 ? 0 : p.sf_block0[g];
+        }
+        return cudaSuccess;
       }
-      if constexpr (!kMnA) {
-        if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {
-          constexpr auto kContiguousKernel = [] {
+    }
+    if constexpr (kBf16 && kMajors == 0) {
+      if (batch_sum) {
+        auto* sum_kernel = &sm90_bf16_bmn_bnk_mn_gemm_impl<kBlockM, kBlockN>;
+        static const cudaError_t sum_attr =
+            cudaFuncSetAttribute(sum_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+        if (sum_attr != cudaSuccess) return sum_attr;
+        return cudaLaunchKernelEx(&launch, sum_kernel, tm_a, tm_b, tm_d, args);
+      }
+    }
+    // Dense and M-grouped contiguous problems run the kernels whose consumers keep a uniform
+    // schedule (FP8 with 128x128 SFB blocks, or BF16); the general kernel serves the rest, and
+    // all of them under DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
+    if constexpr (!kSfbPerRow) {
+      if (!general_schedule_forced()) {
+        if (p.layout == GemmLayout::kDense) {
+          constexpr auto kDenseKernel = [] {
             if constexpr (kBf16) {
-              return &sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>;
+              return &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
             } else {
-              return &sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>;
+              return &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
             }
           }();
-          const cudaError_t attr = smem_attribute_once<kContiguousKernel>(T::kSmemBytes);
+          const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
           if (attr != cudaSuccess) return attr;
-          return cudaLaunchKernelEx(&launch, kContiguousKernel, tm_a, tm_b, tm_d, args);
+          return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+        }
+        if constexpr (!kMnA) {
+          if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {
+            constexpr auto kContiguousKernel = [] {
+              if constexpr (kBf16) {
+                return &sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>;
+              } else {
+                return &sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>;
+              }
+            }();
+            const cudaError_t attr = smem_attribute_once<kContiguousKernel>(T::kSmemBytes);
+            if (attr != cudaSuccess) return attr;
+            return cudaLaunchKernelEx(&launch, kContiguousKernel, tm_a, tm_b, tm_d, args);
+          }
         }
       }
     }
+    auto* kernel = kernel_of<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors>();
+    static const cudaError_t attr_status =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
+    if (attr_status != cudaSuccess) return attr_status;
+    return cudaLaunchKernelEx(&launch, kernel, tm_a, tm_b, tm_d, args);
   }
-  return cudaLaunchKernelEx(&launch, kernel, tm_a, tm_b, tm_d, args);
 }
 
 }  // namespace deep_gemm::cuda::gemm_detail
