@@ -22,20 +22,26 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
 }
 }  // namespace deep_gemm::cuda::gemm_detail
 
-#define DG_PICKS_SHAPE(BM, BN, ROW, BF16, MAJ) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16, MAJ>;
-#define DG_PICKS_SPLIT(BM, BN, SPLIT) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, SPLIT>;
-#define DG_PICKS_BF16_SPLIT(BM, BN, SPLIT) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, SPLIT>;
-DG_GEMM_SHAPES(DG_PICKS_SHAPE)
-DG_FP8_GEMM_SHAPES_SPLIT(DG_PICKS_SPLIT)
-DG_BF16_GEMM_SHAPES_SPLIT(DG_PICKS_BF16_SPLIT)
+DG_GEMM_SHAPES(DG_GEMM_INSTANTIATE)
+DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_INSTANTIATE_SPLIT)
+DG_BF16_GEMM_SHAPES_SPLIT(DG_GEMM_INSTANTIATE_BF16_SPLIT)
 
 using deep_gemm::cuda::GemmConfig;
 using deep_gemm::cuda::GemmLayout;
 using deep_gemm::cuda::GemmProblem;
 using deep_gemm::cuda::InDtype;
+
+static GemmProblem problem(int groups, int m, int n, int k, GemmLayout layout, InDtype dtype) {
+  GemmProblem p;
+  p.groups = groups;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  p.ab_dtype = dtype;
+  p.num_sms = 132;
+  return p;
+}
 
 static void print(const char* family, const GemmProblem& p) {
   const GemmConfig c = deep_gemm::cuda::gemm_config(p);
@@ -46,38 +52,16 @@ static void print(const char* family, const GemmProblem& p) {
 int main() {
   const int weights[][2] = {{2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
   for (const int m : {64, 128, 4096}) {
-    for (const auto& w : weights) {
-      GemmProblem p;
-      p.m = m;
-      p.n = w[0];
-      p.k = w[1];
-      p.num_sms = 132;
-      print("fp8 dense", p);
-    }
+    for (const auto& w : weights) print("fp8 dense", problem(1, m, w[0], w[1], GemmLayout::kDense, InDtype::kFp8E4m3));
   }
   const int contiguous[][4] = {{4, 33024, 6144, 7168}, {4, 34944, 7168, 3072}, {4, 29952, 4096, 4096},
                                {4, 32640, 4096, 2048}, {8, 33024, 6144, 7168}, {8, 28800, 7168, 3072},
                                {8, 31232, 4096, 4096}, {8, 35968, 4096, 2048}};
   for (const auto& s : contiguous) {
-    GemmProblem p;
-    p.groups = s[0];
-    p.m = s[1];
-    p.n = s[2];
-    p.k = s[3];
-    p.layout = GemmLayout::kRowIds;
-    p.num_sms = 132;
-    print("fp8 contiguous", p);
+    print("fp8 contiguous", problem(s[0], s[1], s[2], s[3], GemmLayout::kRowIds, InDtype::kFp8E4m3));
   }
   const int bf16[][3] = {{128, 2112, 7168},  {128, 4096, 7168},  {128, 7168, 2048},
                          {4096, 2112, 7168}, {4096, 4096, 7168}, {4096, 7168, 2048}};
-  for (const auto& s : bf16) {
-    GemmProblem p;
-    p.m = s[0];
-    p.n = s[1];
-    p.k = s[2];
-    p.ab_dtype = InDtype::kBf16;
-    p.num_sms = 132;
-    print("bf16 dense", p);
-  }
+  for (const auto& s : bf16) print("bf16 dense", problem(1, s[0], s[1], s[2], GemmLayout::kDense, InDtype::kBf16));
   return 0;
 }

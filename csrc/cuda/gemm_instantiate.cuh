@@ -331,10 +331,3 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
 }
 
 }  // namespace deep_gemm::cuda::gemm_detail
-
-#define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16, MAJ) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16, MAJ>;
-#define DG_GEMM_INSTANTIATE_SPLIT(BM, BN, SPLIT) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, SPLIT>;
-#define DG_GEMM_INSTANTIATE_BF16_SPLIT(BM, BN, SPLIT) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, SPLIT>;

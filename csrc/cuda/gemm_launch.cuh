@@ -46,3 +46,12 @@ struct Shape {
 };
 
 }  // namespace deep_gemm::cuda::gemm_detail
+
+// Explicit instantiations of Shape, one per X, Y or Z entry (the gemm_*.cu units, over the
+// definitions of gemm_instantiate.cuh; tools/gemm_picks.cu, over stubs).
+#define DG_GEMM_INSTANTIATE(BM, BN, ROW, BF16, MAJ) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, ROW, BF16, MAJ>;
+#define DG_GEMM_INSTANTIATE_SPLIT(BM, BN, SPLIT) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, SPLIT>;
+#define DG_GEMM_INSTANTIATE_BF16_SPLIT(BM, BN, SPLIT) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, SPLIT>;
