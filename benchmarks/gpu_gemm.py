@@ -11,9 +11,13 @@ Printed per shape: this package, torch's blockwise `_scaled_mm` (the in-run anch
 it supports the recipe), the upstream figure measured side by side on an H200 (the
 target table of gpu-targets.md), and the ratios.  `--other MODULE` also times a second
 DeepGEMM-compatible package (e.g. upstream built under another name) in the same run.
-`--sweep` times every compiled kernel shape per problem (DG_SM90_GEMM_CONFIG).
+`--sweep` times every compiled kernel shape per problem (DG_SM90_GEMM_CONFIG), one after
+another; `--tiles 128x128,256x128,...` times the named ones interleaved with the heuristic's pick
+call by call, so that the GPU's clock and temperature weigh on each alike (only such in-run
+ratios compare tiles).
 
     python benchmarks/gpu_gemm.py [--repeats 40] [--markdown out.md] [--other NAME] [--sweep]
+                                  [--tiles BMxBN,...] [--shapes MxNxK,...]
 """
 
 from __future__ import annotations
@@ -76,6 +80,19 @@ def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor)
             end.synchronize()
             times[i].append(start.elapsed_time(end) * 1e3)
     return [statistics.median(t) for t in times]
+
+
+def with_config(fn: Callable[[], object], config: str | None) -> Callable[[], object]:
+    """fn under DG_SM90_GEMM_CONFIG=config (None: the heuristic's pick); the heuristic reads it per call."""
+
+    def run() -> object:
+        if config is None:
+            os.environ.pop("DG_SM90_GEMM_CONFIG", None)
+        else:
+            os.environ["DG_SM90_GEMM_CONFIG"] = config
+        return fn()
+
+    return run
 
 
 def environment() -> str:
@@ -163,11 +180,17 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="time every compiled kernel shape per problem")
     parser.add_argument("--forward-only", action="store_true")
     parser.add_argument("--sweep-json", default=None, help="write every swept time here")
+    parser.add_argument("--tiles", default=None, help="BMxBN[sS],...: forced tiles timed interleaved with the pick")
+    parser.add_argument("--shapes", default=None, help="MxNxK,...: only these problems")
     args = parser.parse_args()
+    tiles = args.tiles.split(",") if args.tiles else []
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     other = importlib.import_module(args.other) if args.other else None
     cases = forward_cases() + ([] if args.forward_only else backward_cases())
+    if args.shapes:
+        wanted = {tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")}
+        cases = [c for c in cases if c[1:] in wanted]
     rows = []
     swept: dict[str, dict[str, float]] = {}
     for kind, m, n, k in cases:
@@ -184,10 +207,14 @@ def main() -> None:
             fns.append(anchor)
         if other is not None:
             fns.append(case.call(other))
+        if tiles:
+            fns = [with_config(ours, None), *fns[1:], *(with_config(ours, t) for t in tiles)]
         times = time_gpu(fns, args.repeats, flush)
+        os.environ.pop("DG_SM90_GEMM_CONFIG", None)
         t_ours = times[0]
         t_torch = times[1] if anchor is not None else None
-        t_other = times[-1] if other is not None else None
+        t_other = times[1 + (anchor is not None)] if other is not None else None
+        tile_times = times[len(times) - len(tiles) :] if tiles else []
         upstream = UPSTREAM_US.get((m, n, k)) if kind == "fwd" else None
         sweep = ""
         if args.sweep:
@@ -205,6 +232,8 @@ def main() -> None:
             os.environ.pop("DG_SM90_GEMM_CONFIG", None)
             if best is not None:
                 sweep = f"{best[1]} {best[0]:.1f}"
+        if tiles:
+            sweep = " ".join(f"{t} {v:.1f}" for t, v in zip(tiles, tile_times))
         flops = 2 * m * n * k
         row = {
             "kind": kind, "m": m, "n": n, "k": k, "ours": t_ours, "torch": t_torch, "upstream": upstream,

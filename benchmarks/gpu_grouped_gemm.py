@@ -18,7 +18,9 @@ gpu_gemm.py).  Every case is checked against a float64 reference on sampled grou
     python benchmarks/gpu_grouped_gemm.py [--repeats 10] [--markdown out.md] [--only FAMILY,...]
 
 `--only contiguous,contiguous_psum,bf16_contiguous` runs those families alone (e.g. for an A/B
-against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the general kernel).
+against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the general kernel).  `--tiles
+128x128,...` also times those forced tiles, interleaved call by call with the pick, in the
+families timed through `measure` (the M-grouped and K-grouped GEMMs).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import statistics
 from collections.abc import Callable
 
 import torch
-from gpu_gemm import emit, environment, time_gpu, time_host
+from gpu_gemm import emit, environment, time_gpu, time_host, with_config
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -66,6 +68,7 @@ EINSUM_BHR = {
 K_GROUPED_BF16 = [(4, 4096, 7168, 34304), (4, 7168, 2048, 33024)]
 EINSUM_BHD = [(128, 128, 128, 512), (4096, 128, 128, 512), (128, 8, 1024, 4096), (4096, 8, 1024, 4096)]
 ALIGN = 128
+TILES: list[str] = []  # --tiles: forced tiles timed next to the pick
 
 
 def peak_bytes(fn: Callable[[], None]) -> int:
@@ -75,6 +78,19 @@ def peak_bytes(fn: Callable[[], None]) -> int:
     fn()
     torch.cuda.synchronize()
     return torch.cuda.max_memory_allocated() - before
+
+
+def time_pair(
+    ours: Callable[[], None], anchor: Callable[[], None], repeats: int, flush: torch.Tensor
+) -> tuple[float, float, str]:
+    """Median µs of ours and the anchor, interleaved, and of ours under each forced tile of --tiles."""
+    if not TILES:
+        t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+        return t_ours, t_torch, ""
+    fns = [with_config(ours, None), anchor, *(with_config(ours, t) for t in TILES)]
+    t_ours, t_torch, *tiles = time_gpu(fns, repeats, flush)
+    with_config(lambda: None, None)()  # back to the heuristic's pick
+    return t_ours, t_torch, " ".join(f"{t} {v:.1f}" for t, v in zip(TILES, tiles))
 
 
 def measure(
@@ -87,8 +103,9 @@ def measure(
     host_calls: int,
 ) -> dict:
     """Device times of ours and the anchor (interleaved), host time and peak extra memory of ours."""
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
+    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
     return {
+        "tiles": tiles,
         "m": m,
         "ours": t_ours,
         "torch": t_torch,
@@ -234,8 +251,8 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
         for g2, r in enumerate(spans):
             torch._scaled_mm(a[r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
+    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
+    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50), "tiles": tiles}
 
 
 def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -269,8 +286,15 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
                 a_t[g2, :r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[g2, :r]
             )
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {"m": sum(counts), "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
+    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
+    return {
+        "m": sum(counts),
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, 50),
+        "tiles": tiles,
+    }
 
 
 def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -296,8 +320,8 @@ def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: to
     def anchor() -> None:
         torch._grouped_mm(a, bt, offs=ends, out_dtype=torch.bfloat16)
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
+    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
+    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50), "tiles": tiles}
 
 
 def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -321,8 +345,15 @@ def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.
     def anchor() -> None:  # the whole max_m rows per group: torch has no masked form
         torch._grouped_mm(a, bt, out_dtype=torch.bfloat16)
 
-    t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-    return {"m": sum(counts), "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50)}
+    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
+    return {
+        "m": sum(counts),
+        "ours": t_ours,
+        "torch": t_torch,
+        "diff": diff,
+        "host": time_host(ours, 50),
+        "tiles": tiles,
+    }
 
 
 def main() -> None:
@@ -332,7 +363,9 @@ def main() -> None:
     parser.add_argument(
         "--only", default=None, help="comma-separated families to run (e.g. contiguous,bf16_contiguous)"
     )
+    parser.add_argument("--tiles", default=None, help="BMxBN,...: forced tiles timed interleaved with the pick")
     args = parser.parse_args()
+    TILES.extend(args.tiles.split(",") if args.tiles else [])
     random.seed(0)
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
@@ -371,7 +404,8 @@ def main() -> None:
         print(
             f"{family:18s} {shape:22s} rows {r['m']:6d} | ours {r['ours']:9.1f} us | torch per group {r['torch']:9.1f} "
             f"({r['torch'] / r['ours']:.2f}x) | {versus} | diff {r['diff']:.1e} | host {r['host']:.1f} us"
-            + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else ""),
+            + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else "")
+            + (f" | {r['tiles']}" if r.get("tiles") else ""),
             flush=True,
         )
         bound = 1e-5 if family.startswith(("bf16", "einsum", "k_grouped_bf16")) else 1e-3

@@ -129,11 +129,6 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
   // groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
-  // And only K of at most 16 blocks: with their 3 stages, longer K loops ran slower than 128-row
-  // tiles on the H200 (forced tiles, two calls: 4096x4096x7168 256x128 243-246 us against 128x128
-  // 211 and 128x192 242; 4096x7168x16384 256x128 950-1007 against 128x160 874 and 128x128
-  // 909-933), while at K <= 2048 they won or tied (4096x24576x1536 272 against 289-295).
-  if (c.block_m == 256 && p.k > 2048) return false;
   // Split K: dense problems (FP8 with 128x128 SFB blocks, or BF16) of at least one K block per CTA.
   const int k_block = bf16 ? 64 : 128;
   if (c.split > 1 &&
