@@ -1,5 +1,5 @@
 // The tile-configuration heuristic's picks, on the host, without a GPU: the benchmark shapes of
-// benchmarks/gpu_gemm.py, gpu_grouped_gemm.py (contiguous) and gpu_bf16_gemm.py (the native path),
+// benchmarks/gpu_gemm.py, gpu_grouped_gemm.py (contiguous and masked) and gpu_bf16_gemm.py (the native path),
 // as gemm_config() chooses them for an H200 (132 SMs).  The compiled shapes' launchers are
 // replaced by stubs, so only csrc/cuda/gemm.cu (the heuristic) is built:
 //
@@ -59,6 +59,17 @@ int main() {
                                {8, 31232, 4096, 4096}, {8, 35968, 4096, 2048}};
   for (const auto& s : contiguous) {
     print("fp8 contiguous", problem(s[0], s[1], s[2], s[3], GemmLayout::kRowIds, InDtype::kFp8E4m3));
+  }
+  // Masked: groups x expected m x n x k, with max_m 4096 and expected_m passed as 1.2 x expected m,
+  // as the benchmark calls them; FP8 and BF16.
+  const int masked[][4] = {{32, 192, 6144, 7168}, {32, 192, 4096, 2048}, {6, 1024, 6144, 7168}, {6, 1024, 4096, 2048},
+                           {32, 20, 6144, 7168},  {32, 20, 4096, 2048},  {6, 20, 6144, 7168},   {6, 20, 4096, 2048}};
+  for (const auto& s : masked) {
+    for (const InDtype dtype : {InDtype::kFp8E4m3, InDtype::kBf16}) {
+      GemmProblem p = problem(s[0], 4096, s[2], s[3], GemmLayout::kMasked, dtype);
+      p.expected_m = s[1] * 6 / 5;
+      print(dtype == InDtype::kBf16 ? "bf16 masked" : "fp8 masked", p);
+    }
   }
   const int bf16[][3] = {{128, 2112, 7168},  {128, 4096, 7168},  {128, 7168, 2048},
                          {4096, 2112, 7168}, {4096, 4096, 7168}, {4096, 7168, 2048}};
