@@ -251,8 +251,7 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
         for g2, r in enumerate(spans):
             torch._scaled_mm(a[r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
 
-    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
-    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50), "tiles": tiles}
+    return measure(m, ours, anchor, diff, repeats, flush, host_calls=50)
 
 
 def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -286,15 +285,7 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
                 a_t[g2, :r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[g2, :r]
             )
 
-    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
-    return {
-        "m": sum(counts),
-        "ours": t_ours,
-        "torch": t_torch,
-        "diff": diff,
-        "host": time_host(ours, 50),
-        "tiles": tiles,
-    }
+    return measure(sum(counts), ours, anchor, diff, repeats, flush, host_calls=50)
 
 
 def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -320,8 +311,7 @@ def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: to
     def anchor() -> None:
         torch._grouped_mm(a, bt, offs=ends, out_dtype=torch.bfloat16)
 
-    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
-    return {"m": m, "ours": t_ours, "torch": t_torch, "diff": diff, "host": time_host(ours, 50), "tiles": tiles}
+    return measure(m, ours, anchor, diff, repeats, flush, host_calls=50)
 
 
 def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -345,15 +335,7 @@ def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.
     def anchor() -> None:  # the whole max_m rows per group: torch has no masked form
         torch._grouped_mm(a, bt, out_dtype=torch.bfloat16)
 
-    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
-    return {
-        "m": sum(counts),
-        "ours": t_ours,
-        "torch": t_torch,
-        "diff": diff,
-        "host": time_host(ours, 50),
-        "tiles": tiles,
-    }
+    return measure(sum(counts), ours, anchor, diff, repeats, flush, host_calls=50)
 
 
 def main() -> None:
