@@ -9,6 +9,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -278,6 +279,60 @@ inline bool k_grouped_bf16_tn(const at::Tensor& a, const at::Tensor& b, const at
   p.lda = a.stride(0);
   p.b = b.data_ptr();
   p.ldb = b.stride(0);
+  return launch(p, d);
+}
+
+// DG_K_GROUPED_DEVICE_SIZES=1 (read once): k_grouped_bf16_gemm_tn_contiguous with the psum layout
+// and no ks_cpu reads its group sizes on the device (k_grouped_bf16_tn_device_sizes) instead of
+// on the host.  Off by default until that path has run on an H200.
+inline bool k_grouped_device_sizes_enabled() {
+  static const bool value = [] {
+    const char* env = std::getenv("DG_K_GROUPED_DEVICE_SIZES");
+    return env != nullptr && *env == '1';
+  }();
+  return value;
+}
+
+// k_grouped_bf16_gemm_tn with the groups' end rows in `ends` (device int32 [G], the psum
+// layout: group g is rows [align(ends[g - 1], alignment), ends[g]) of a and b, clipped to their
+// rows): no host read, the per-group operand maps are built on the device in a workspace of a
+// few KB.  a [K, M] and b [K, N] with the same rows; d and c float32 [G, M, N].
+inline bool k_grouped_bf16_tn_device_sizes(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
+                                           const at::Tensor& c, const at::Tensor& ends, int alignment) {
+  if (!d.is_cuda() || !is_sm90()) return false;
+  if (a.scalar_type() != at::kBFloat16 || b.scalar_type() != at::kBFloat16 || d.scalar_type() != at::kFloat) {
+    return false;
+  }
+  if ((a.size(1) > 1 && a.stride(1) != 1) || (b.size(1) > 1 && b.stride(1) != 1)) return false;
+  if (!d.is_contiguous() || !c.is_contiguous() || !ends.is_contiguous()) return false;
+  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0), rows = std::min(a.size(0), b.size(0));
+  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || rows > INT32_MAX) return false;
+  cuda::GemmProblem p;
+  p.layout = cuda::GemmLayout::kKGrouped;
+  p.ab_dtype = cuda::InDtype::kBf16;
+  p.a_mn_major = p.b_mn_major = true;
+  p.groups = static_cast<int>(groups);
+  p.m = static_cast<int>(m);
+  p.n = static_cast<int>(n);
+  p.k = static_cast<int>(rows);
+  p.group_layout = ends.data_ptr<int>();
+  p.alignment = alignment;
+  p.a = a.data_ptr();
+  p.lda = a.stride(0);
+  p.b = b.data_ptr();
+  p.ldb = b.stride(0);
+  p.d = d.data_ptr();
+  p.ldd = d.stride(1);
+  p.d_group = d.stride(0);
+  p.d_dtype = cuda::OutDtype::kFloat;
+  p.c = c.data_ptr();
+  p.ldc = c.stride(1);
+  p.c_group = c.stride(0);
+  // The tables live until the kernels that read them have run: the caching allocator hands
+  // this block to later work on the same stream only.
+  const auto workspace = at::empty({static_cast<int64_t>(cuda::gemm_workspace_bytes(p))},
+                                   at::TensorOptions().dtype(at::kByte).device(d.device()));
+  p.workspace = workspace.data_ptr();
   return launch(p, d);
 }
 

@@ -18,8 +18,10 @@
 // input cannot index out of bounds; such rows are simply not written.
 // The K-grouped ops take their sizes from the host list ks_cpu; only with
 // use_psum_layout and no ks_cpu do they read grouped_layout on the host.  On sm90 the
-// K-major FP8 form (k_grouped_fp8_gemm_nt_contiguous) runs on the native kernel, which
-// builds per-group operand maps from those host sizes; the MN-major forms stay here.
+// K-major FP8 form (k_grouped_fp8_gemm_nt_contiguous) and the BF16 form run on the native
+// kernel, which builds per-group operand maps from those host sizes; the MN-major FP8 form
+// stays here.  With DG_K_GROUPED_DEVICE_SIZES=1 the BF16 form's psum layout without ks_cpu
+// skips the host read: a small kernel builds the maps from grouped_layout on the device.
 
 #include <ATen/ATen.h>
 
@@ -223,12 +225,17 @@ struct KGroups {
   int64_t end = 0;  // one past the last row of the last group
 };
 
-inline KGroups resolve_k_groups(const std::optional<std::vector<int>>& ks_cpu, const at::Tensor& layout, int64_t groups,
-                                bool use_psum_layout) {
+// grouped_layout of a K-grouped op: int32, one entry per group.
+inline void check_k_layout(const at::Tensor& layout, int64_t groups) {
   checks::dtype(layout, "grouped_layout", {at::kInt});
   checks::dim(layout, "grouped_layout", 1);
   DG_CHECK_ARG(layout.size(0) == groups, "grouped_layout", "must hold one entry per group (", groups,
                ", the groups of 'd'), got ", layout.size(0));
+}
+
+inline KGroups resolve_k_groups(const std::optional<std::vector<int>>& ks_cpu, const at::Tensor& layout, int64_t groups,
+                                bool use_psum_layout) {
+  check_k_layout(layout, groups);
   const int64_t alignment = runtime::settings().mk_alignment;
   KGroups out;
   const bool have_ks = ks_cpu.has_value() && !ks_cpu->empty();
@@ -609,6 +616,19 @@ inline void k_grouped_bf16_gemm_tn_contiguous(const at::Tensor& a, const at::Ten
   checks::same_device(b, "b", d, "d");
   checks::same_device(grouped_layout, "grouped_layout", d, "d");
   const int64_t num_groups = grouped::check_k_grouped_output(d, c, a.size(1), b.size(1));
+#ifdef DG_WITH_SM90_KERNELS
+  // The psum ends without ks_cpu, on the device (DG_K_GROUPED_DEVICE_SIZES=1): no host read.
+  // Ends past the rows of a and b are clipped there, and a group that ends before its aligned
+  // start is empty (the host path below raises for both).
+  const bool have_ks = ks_cpu.has_value() && !ks_cpu->empty();
+  if (!have_ks && use_psum_layout && grouped_layout.is_cuda() && gemm_cuda::k_grouped_device_sizes_enabled()) {
+    grouped::check_k_layout(grouped_layout, num_groups);
+    DG_CHECK_ARG(a.size(0) == b.size(0), "b", "must have the rows (K) of 'a' (", a.size(0), "), got ", b.size(0));
+    if (d.numel() == 0) return;
+    const int alignment = static_cast<int>(runtime::settings().mk_alignment);
+    if (gemm_cuda::k_grouped_bf16_tn_device_sizes(a, b, d, *c, grouped_layout.contiguous(), alignment)) return;
+  }
+#endif
   const auto groups = grouped::resolve_k_groups(ks_cpu, grouped_layout, num_groups, use_psum_layout);
   grouped::check_k_rows(a.size(0), "a", groups, use_psum_layout);
   grouped::check_k_rows(b.size(0), "b", groups, use_psum_layout);

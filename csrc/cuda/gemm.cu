@@ -59,6 +59,7 @@ int m_blocks_of(const GemmProblem& p, int block_m) {
 int tile_groups(const GemmProblem& p) {
   if (p.layout == GemmLayout::kBatched) return p.groups;
   if (p.layout == GemmLayout::kKGrouped) {
+    if (p.group_k == nullptr) return p.groups;  // (sizes on the device)
     int count = 0;
     for (int g = 0; g < p.groups; ++g) count += p.group_k[g] > 0 ? 1 : 0;
     return count;
@@ -220,11 +221,16 @@ std::string gemm_unsupported(const GemmProblem& p) {
     if (!bf16_k_grouped && (p.ab_dtype != InDtype::kFp8E4m3 || p.sfb_gran_n != 1)) {
       return "K-grouped FP8 problems have per-row scales";
     }
-    if (p.group_k == nullptr || p.a_offsets == nullptr || p.b_offsets == nullptr ||
-        (!bf16_k_grouped && p.sf_block0 == nullptr)) {
+    const bool device_sizes = p.group_k == nullptr;
+    if (device_sizes) {
+      if (!bf16_k_grouped) return "K-grouped FP8 problems need the host-side group sizes";
+      if (p.group_layout == nullptr || p.alignment < 1) return "device-side K-grouped sizes need the psum ends";
+      if (p.workspace == nullptr) return "device-side K-grouped sizes need a workspace";
+      if (reinterpret_cast<uintptr_t>(p.workspace) % 128 != 0) return "the workspace must be 128-byte aligned";
+    } else if (p.a_offsets == nullptr || p.b_offsets == nullptr || (!bf16_k_grouped && p.sf_block0 == nullptr)) {
       return "K-grouped problems need the host-side group sizes and offsets";
     }
-    for (int g = 0; g < p.groups; ++g) {
+    for (int g = 0; g < (device_sizes ? 0 : p.groups); ++g) {
       if (p.group_k[g] < 0) return "K-grouped sizes must be non-negative";
       // FP8 groups are K-major (K rows of 16-byte multiples); BF16 ones MN-major (any K).
       if (!bf16_k_grouped && p.group_k[g] % 16 != 0) return "K-grouped sizes must be multiples of 16";
@@ -264,6 +270,12 @@ std::string gemm_unsupported(const GemmProblem& p) {
     return "batched and K-grouped problems must have groups * m below 2^31";
   }
   return {};
+}
+
+size_t gemm_workspace_bytes(const GemmProblem& p) {
+  if (p.layout != GemmLayout::kKGrouped || p.group_k != nullptr || p.groups < 1) return 0;
+  const size_t tables = (static_cast<size_t>(p.groups) + gemm_detail::kMaxKGroups - 1) / gemm_detail::kMaxKGroups;
+  return tables * gemm_detail::kKGroupTableStride;
 }
 
 GemmConfig gemm_config(const GemmProblem& p) {

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -33,7 +34,12 @@ enum class InDtype : int { kFp8E4m3 = 0, kBf16 = 1 };
 //            a_offsets[g] with row stride k_g (B_g likewise [n, k_g] at b_offsets[g]); the
 //            sizes live on the host (group_k), the scales are per row and 128-wide K block
 //            with group g's blocks starting at column sf_block0[g]; FP8 with sfb_gran_n 1,
-//            or BF16 with both operands MN-major (A_g [k_g, m], B_g [k_g, n], no scales);
+//            or BF16 with both operands MN-major (A_g [k_g, m], B_g [k_g, n], no scales).
+//            BF16 may leave the sizes on the device instead (group_k null): group_layout
+//            then holds each group's end row as in kPsum (starts rounded up to
+//            `alignment`), A and B are [k, m] and [k, n] (k: their rows, which clip the
+//            ends), and `workspace` holds gemm_workspace_bytes(p) bytes for the per-group
+//            tables a small kernel builds there;
 //   kBatchSum D = C + sum_g A[g] B[g]^T (BF16): one accumulation over every g's K.
 enum class GemmLayout : int {
   kDense = 0,
@@ -78,6 +84,7 @@ struct GemmProblem {
   const void* c = nullptr;  // optional, D's dtype, row stride ldc (group stride c_group); may be d
   int64_t ldc = 0, c_group = 0;
   int num_sms = 0;  // SMs the kernel may use
+  void* workspace = nullptr;  // device memory of gemm_workspace_bytes(p) bytes (K-grouped, sizes on the device)
 };
 
 // One compiled kernel shape: BLOCK_M x BLOCK_N tiles (K blocks of 128).
@@ -96,6 +103,10 @@ std::string gemm_unsupported(const GemmProblem& p);
 // granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN or BMxBNs2
 // when set, a tuning override).
 GemmConfig gemm_config(const GemmProblem& p);
+
+// Device memory the problem needs in `workspace` (0 for all but K-grouped problems whose sizes
+// live on the device: their per-group tables, about 17 KB per 64 groups).
+size_t gemm_workspace_bytes(const GemmProblem& p);
 
 // Enqueues the GEMM on `stream`.  No host synchronisation, no allocation.
 cudaError_t gemm(const GemmProblem& p, cudaStream_t stream);

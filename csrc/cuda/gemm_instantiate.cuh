@@ -245,20 +245,47 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
         const auto* b_bytes = static_cast<const uint8_t*>(p.b);
         // FP8: A_g [m, k_g] and B_g [n, k_g], K-major and packed; BF16: A_g [k_g, m] and B_g [k_g,
         // n], MN-major with K rows lda and ldb apart.
-        const auto group_maps = [&](int i, int g, int k) {
+        // Group maps at element offsets a_off and b_off with k rows (K values) each.
+        const auto group_maps = [&](int i, int64_t a_off, int64_t b_off, int k) {
           if constexpr (kBf16) {
-            return make_map_3d(&table.a[i], ab, 2, a_bytes + p.a_offsets[g] * 2, p.m, k, 1, p.lda,
+            return make_map_3d(&table.a[i], ab, 2, a_bytes + a_off * 2, p.m, k, 1, p.lda,
                                static_cast<int64_t>(k) * p.lda, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B) &&
-                   make_map_3d(&table.b[i], ab, 2, b_bytes + p.b_offsets[g] * 2, p.n, k, 1, p.ldb,
+                   make_map_3d(&table.b[i], ab, 2, b_bytes + b_off * 2, p.n, k, 1, p.ldb,
                                static_cast<int64_t>(k) * p.ldb, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B);
           } else {
-            return make_map_3d(&table.a[i], ab, 1, a_bytes + p.a_offsets[g], k, p.m, 1, k,
-                               static_cast<int64_t>(k) * p.m, T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
-                   make_map_3d(&table.b[i], ab, 1, b_bytes + p.b_offsets[g], k, p.n, 1, k,
-                               static_cast<int64_t>(k) * p.n, T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
+            return make_map_3d(&table.a[i], ab, 1, a_bytes + a_off, k, p.m, 1, k, static_cast<int64_t>(k) * p.m,
+                               T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                   make_map_3d(&table.b[i], ab, 1, b_bytes + b_off, k, p.n, 1, k, static_cast<int64_t>(k) * p.n,
+                               T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
           }
         };
         const int64_t tiles_per_group = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
+        if (p.group_k == nullptr) {
+          // BF16 with the sizes on the device: a small kernel fills the tables in the workspace
+          // from the psum ends, then one launch per table of kMaxKGroups groups.
+          if constexpr (kBf16) {
+            // The templates: one-row maps at the operands' bases, with the tile's boxes.
+            if (!group_maps(0, 0, 0, 1)) return cudaErrorInvalidValue;
+            const KGroupDeviceSizes sizes{p.group_layout, p.groups,        p.alignment, p.k, p.a, p.lda * 2, p.b,
+                                          p.ldb * 2,      T::kBlockKValues};
+            cudaError_t st = build_k_group_tables(p.workspace, table.a[0], table.b[0], sizes, stream);
+            if (st != cudaSuccess) return st;
+            constexpr auto device_kernel = &sm90_bf16_gemm_k_grouped_device_kernel<kBlockM, kBlockN, kMajors>;
+            st = smem_attribute_once<device_kernel>(T::kSmemBytes);
+            if (st != cudaSuccess) return st;
+            for (int first = 0, t = 0; first < p.groups; first += kMaxKGroups, ++t) {
+              const int count = std::min(kMaxKGroups, p.groups - first);
+              launch.gridDim = dim3(static_cast<unsigned>(
+                  std::max<int64_t>(1, std::min<int64_t>(cfg.num_ctas, tiles_per_group * count))));
+              const KGroupTable* table_t = k_group_table_at(p.workspace, t);
+              st = cudaLaunchKernelEx(&launch, device_kernel, table_t, tm_d, args);
+              if (st != cudaSuccess) return st;
+            }
+            return cudaSuccess;
+          } else {
+            return cudaErrorNotSupported;
+          }
+        }
         for (int g = 0; g <= p.groups; ++g) {
           const bool flush = table.count == kMaxKGroups || (g == p.groups && table.count > 0);
           if (flush) {
@@ -272,7 +299,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
           const int k = p.group_k[g];
           if (k == 0) continue;
           const int i = table.count++;
-          if (!group_maps(i, g, k)) return cudaErrorInvalidValue;
+          if (!group_maps(i, p.a_offsets[g], p.b_offsets[g], k)) return cudaErrorInvalidValue;
           table.group[i] = g;
           table.k_blocks[i] = (k + T::kBlockKValues - 1) / T::kBlockKValues;
           table.sf_block0[i] = kBf16 ? 0 : p.sf_block0[g];

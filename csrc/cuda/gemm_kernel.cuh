@@ -56,6 +56,7 @@
 
 #include <cstdint>
 
+#include "cuda/gemm_launch.cuh"
 #include "cuda/sm90_primitives.cuh"
 #include "cuda/sm90_wgmma.cuh"
 
@@ -91,17 +92,6 @@ struct KernelArgs {
   int out_add;  // the TMA path reduce-adds the float32 tile onto D (C is D)
   int clip_rows;  // items end at the output map's row boundary: partial slabs may use the TMA path
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
-};
-
-// K-grouped problems: one entry per non-empty group, passed as a kernel parameter.
-constexpr int kMaxKGroups = 64;
-struct KGroupTable {
-  CUtensorMap a[kMaxKGroups];  // A_g [m, k_g], B_g [n, k_g]: 3-D maps with one group
-  CUtensorMap b[kMaxKGroups];
-  int group[kMaxKGroups];  // D's group
-  int k_blocks[kMaxKGroups];
-  int sf_block0[kMaxKGroups];  // first scale column
-  int count;
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -637,6 +627,8 @@ struct Producer {
         const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
         const int valid = min(kBlockM, args.m - m0);
         if (table != nullptr) {
+          // (A table built on the device lists the empty groups too: D keeps C there.)
+          if (table->k_blocks[gi] == 0) continue;
           load(&table->a[gi], &table->b[gi], m0, n0, 0, m0, table->group[gi], n0, 0, valid, table->k_blocks[gi],
                args.sfa, m0, args.sfb, table->sf_block0[gi]);
         } else {
@@ -1285,6 +1277,23 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThread
     sm90_bf16_gemm_k_grouped_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
                                     const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, true, kScheduleGeneral, kMajors>(table.a[0], table.b[0], tm_d, &table, args);
+}
+
+// K-grouped BF16 with the group sizes on the device: the table was built in global memory by
+// build_k_group_tables (every group, the empty ones with no K blocks), so the producer thread
+// acquires its maps before its first TMA.
+template <int kBlockM, int kBlockN, int kMajors>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_k_grouped_device_kernel(const KGroupTable* table, const __grid_constant__ CUtensorMap tm_d,
+                                           const KernelArgs args) {
+  if (threadIdx.x == Traits<kBlockM, kBlockN, false, true>::kMathWarpgroups * 128) {
+    const int count = table->count;
+    for (int i = 0; i < count; ++i) {
+      deep_gemm::cuda::sm90::tensor_map_acquire(&table->a[i]);
+      deep_gemm::cuda::sm90::tensor_map_acquire(&table->b[i]);
+    }
+  }
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleGeneral, kMajors>(table->a[0], table->b[0], tm_d, table, args);
 }
 
 // BF16 D = C + sum_g A[g] B[g]^T (the einsum 'bmk,bnk->mn'), one accumulation over every K.

@@ -2,11 +2,57 @@
 // Launching one compiled shape of the GEMM kernel.  Included by the instantiation units
 // (gemm_*.cu) and, for its declarations, by the dispatcher (gemm.cu).
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
 
 #include "cuda/gemm.h"
 
 namespace deep_gemm::cuda::gemm_detail {
+
+// K-grouped problems: one entry per group, up to kMaxKGroups per launch.  Built on the host
+// from host-side sizes (the non-empty groups only; passed as a kernel parameter), or on the
+// device from the groups' psum ends (every group, empty ones with k_blocks 0; in the
+// problem's workspace, see build_k_group_tables).
+constexpr int kMaxKGroups = 64;
+struct KGroupTable {
+  CUtensorMap a[kMaxKGroups];  // A_g [m, k_g], B_g [n, k_g]: 3-D maps with one group
+  CUtensorMap b[kMaxKGroups];
+  int group[kMaxKGroups];  // D's group
+  int k_blocks[kMaxKGroups];
+  int sf_block0[kMaxKGroups];  // first scale column
+  int count;
+};
+// Tables built on the device lie this many bytes apart in the workspace (128-byte aligned maps).
+constexpr size_t kKGroupTableStride = (sizeof(KGroupTable) + 127) / 128 * 128;
+__host__ __device__ inline KGroupTable* k_group_table_at(void* workspace, int t) {
+  return reinterpret_cast<KGroupTable*>(static_cast<uint8_t*>(workspace) + static_cast<size_t>(t) * kKGroupTableStride);
+}
+
+// The groups of a K-grouped problem whose sizes live on the device: group g holds rows
+// [start_g, ends[g]) of A and B, start_g being ends[g - 1] (0 for g = 0) rounded up to
+// `alignment`; ends past `rows` are clipped there, and a group whose end is not past its
+// start is empty.  A K row of A (B) is a_row_bytes (b_row_bytes) bytes.
+struct KGroupDeviceSizes {
+  const int* ends;
+  int groups;
+  int alignment;
+  int rows;
+  const void* a;
+  int64_t a_row_bytes;
+  const void* b;
+  int64_t b_row_bytes;
+  int k_block_values;  // K values per stage (the tables' k_blocks)
+};
+
+// Fills ceil(groups / kMaxKGroups) tables, k_group_table_at(workspace, t), from the device
+// sizes: each group's maps are copies of the templates (3-D [1, k, mn] maps with the tile's
+// boxes) with its base address, K size and outer stride replaced on the device.  Defined in
+// k_group_table.cu.
+cudaError_t build_k_group_tables(void* workspace, const CUtensorMap& a_template, const CUtensorMap& b_template,
+                                 const KGroupDeviceSizes& sizes, cudaStream_t stream);
 
 // The compiled shapes: X(BLOCK_M, BLOCK_N, SFB per row, BF16 operands, MN-major operands: bit 0
 // A, bit 1 B).

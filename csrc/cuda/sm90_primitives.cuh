@@ -120,6 +120,46 @@ __device__ __forceinline__ void tma_prefetch_map(const CUtensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
 
+// ---- tensor maps built on the device ---------------------------------------------------------
+// A map in shared memory (128-byte aligned) gets a new global address, the size of dimension
+// `dim`, and the byte stride of dimension `dim` (>= 1); the ordinal of a stride is its
+// dimension minus one.  tensor_map_publish copies it to global memory with a release at GPU
+// scope of the tensor-map proxy (all 32 lanes of the warp execute it); a kernel that then
+// reads the map from global memory orders its TMA after tensor_map_acquire on it.
+__device__ __forceinline__ void tensor_map_set_address(void* smem_map, const void* address) {
+  asm volatile("tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;" ::"r"(smem_addr(smem_map)),
+               "l"(reinterpret_cast<uint64_t>(address))
+               : "memory");
+}
+
+template <int kDim>
+__device__ __forceinline__ void tensor_map_set_dim(void* smem_map, uint32_t size) {
+  asm volatile("tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], %1, %2;" ::"r"(smem_addr(smem_map)),
+               "n"(kDim), "r"(size)
+               : "memory");
+}
+
+template <int kDim>
+__device__ __forceinline__ void tensor_map_set_stride(void* smem_map, uint64_t bytes) {
+  static_assert(kDim >= 1, "dimension 0 has unit stride");
+  asm volatile("tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], %1, %2;" ::"r"(smem_addr(smem_map)),
+               "n"(kDim - 1), "l"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void tensor_map_publish(CUtensorMap* global_map, const void* smem_map) {
+  asm volatile(
+      "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%0], [%1], 128;" ::"l"(
+          reinterpret_cast<uint64_t>(global_map)),
+      "r"(smem_addr(smem_map))
+      : "memory");
+}
+
+__device__ __forceinline__ void tensor_map_acquire(const CUtensorMap* global_map) {
+  asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(reinterpret_cast<uint64_t>(global_map))
+               : "memory");
+}
+
 __device__ __forceinline__ void tma_load_2d(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0, int32_t c1) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(

@@ -7,10 +7,19 @@ CUDA-graph replay with the data changed in place; the bf16 K-grouped TN GEMM (MN
 K tails inside a block, empty groups, the psum layout's NaN gaps, every compiled shape); einsum
 'bhr,hdr->bhd' (bf16 and FP8, B a strided slice, A and D strided views) and 'bhd,hdr->bhr' (B
 MN-major), 'bmk,bnk->mn' (float32 in place, float32 with a
-separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  Skipped without a GPU.
+separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  The bf16 K-grouped psum layout
+without ks_cpu, its sizes read on the device (DG_K_GROUPED_DEVICE_SIZES=1, in a subprocess): the
+float64 reference, bitwise equality with the host-sized path on the same tile, more groups than
+one table holds, 20-call determinism, and a CUDA graph replayed with the group sizes changed.
+Skipped without a GPU.
 """
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -192,6 +201,110 @@ def test_k_grouped_bf16_tn_psum_deterministic_and_graph_replay() -> None:
     a.copy_(a2)
     b.copy_(b2)
     _replay_and_check(graph, c, d, product2, 1e-6)
+
+
+_DEVICE_SIZES_SCRIPT = r"""
+import os
+import torch
+import deep_gemm
+from deep_gemm.testing import calc_diff
+
+torch.manual_seed(11)
+align = deep_gemm.get_mk_alignment_for_contiguous_layout()
+
+
+def place(a, b, ks):
+    # NaN everywhere, fresh values in each group's psum rows; the float64 products and the ends.
+    a.fill_(float("nan"))
+    b.fill_(float("nan"))
+    products, ends, row = [], [], 0
+    for k in ks:
+        start = (row + align - 1) // align * align
+        a[start : start + k] = torch.randn(k, a.size(1), device="cuda").bfloat16()
+        b[start : start + k] = torch.randn(k, b.size(1), device="cuda").bfloat16()
+        products.append(a[start : start + k].double().t() @ b[start : start + k].double())
+        ends.append(start + k)
+        row = start + k
+    assert row <= a.size(0)
+    return torch.stack(products), ends
+
+
+def check(d, c, product, ks, what):
+    ref = c.double() + product
+    for g, k in enumerate(ks):
+        if k == 0:
+            assert torch.equal(d[g], c[g]), (what, g, "an empty group must come out as C")
+        else:
+            assert calc_diff(d[g], ref[g]) < 1e-6, (what, g, calc_diff(d[g], ref[g]))
+
+
+def call(a, b, d, ks, layout, c):
+    deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, c, use_psum_layout=True)
+
+
+many = [64 * (1 + g % 3) if g % 5 else 0 for g in range(70)] + [7]  # two tables of 64 groups
+for ks, m, n in [([200, 0, 7, 300], 264, 200), ([1000, 130], 128, 512), ([0, 0, 128], 64, 128), (many, 128, 192)]:
+    rows = sum((k + align - 1) // align * align for k in ks) + align
+    a = torch.empty(rows, m, device="cuda", dtype=torch.bfloat16)
+    b = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+    product, ends = place(a, b, ks)
+    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    c = torch.randn(len(ks), m, n, device="cuda")
+    d = torch.full_like(c, float("nan"))
+    call(a, b, d, None, layout, c)
+    check(d, c, product, ks, f"device sizes {ks[:6]}")
+    # The same tile on both paths: the same maps and K order, so the same bits.
+    os.environ["DG_SM90_GEMM_CONFIG"] = "128x128"
+    d_dev, d_host = torch.full_like(c, float("nan")), torch.full_like(c, float("nan"))
+    call(a, b, d_dev, None, layout, c)
+    call(a, b, d_host, ks, layout, c)
+    del os.environ["DG_SM90_GEMM_CONFIG"]
+    assert torch.equal(d_dev, d_host), f"device and host sizes differ for {ks[:6]}"
+
+# 20 calls, bitwise; then a graph captured once and replayed with other group sizes.
+m, n, rows = 256, 384, 2048
+a = torch.empty(rows, m, device="cuda", dtype=torch.bfloat16)
+b = torch.empty(rows, n, device="cuda", dtype=torch.bfloat16)
+ks = [300, 0, 129, 512]
+product, ends = place(a, b, ks)
+layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+c = torch.randn(len(ks), m, n, device="cuda")
+d = torch.empty_like(c)
+results = []
+for _ in range(20):
+    call(a, b, d, None, layout, c)
+    results.append(d.clone())
+assert all(torch.equal(r, results[0]) for r in results), "not deterministic"
+check(results[0], c, product, ks, "repeated")
+graph = torch.cuda.CUDAGraph()
+stream = torch.cuda.Stream()
+with torch.cuda.stream(stream):
+    torch.cuda.synchronize()
+    with torch.cuda.graph(graph, stream=stream):
+        call(a, b, d, None, layout, c)
+for ks in ([0, 700, 64, 100], [128, 128, 128, 128], [1000, 0, 0, 1]):
+    product, ends = place(a, b, ks)
+    layout.copy_(torch.tensor(ends, dtype=torch.int32))
+    c.copy_(torch.randn_like(c))
+    d.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    check(d, c, product, ks, f"replay {ks}")
+print("ok")
+"""
+
+
+def test_k_grouped_bf16_tn_psum_sizes_on_the_device() -> None:
+    """ks_cpu=None with the psum layout: no host read (the graph capture would fail on one)."""
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, DG_K_GROUPED_DEVICE_SIZES="1")
+    env.pop("DG_SM90_GEMM_CONFIG", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", _DEVICE_SIZES_SCRIPT], env=env, cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.strip().endswith("ok")
 
 
 MN_SHAPES = [(s.config, s.majors) for s in compiled_gemm_shapes() if s.majors]
