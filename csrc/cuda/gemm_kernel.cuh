@@ -191,6 +191,29 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 
 __device__ __forceinline__ int align_up(int x, int a) { return (x + a - 1) / a * a; }
 
+// The distinct values of min(128 - n0 % 128, block_n) over tiles at n0 = t * block_n
+// (Note [SFB splits]): the smallest, the largest and how many.
+struct SfbSplits {
+  int min, max, count;
+};
+constexpr SfbSplits sfb_splits(int block_n) {
+  bool seen[129] = {};
+  SfbSplits out{129, 0, 0};
+  for (int t = 0; t < 128; ++t) {
+    int split = 128 - (t * block_n) % 128;
+    split = split < block_n ? split : block_n;
+    if (!seen[split]) {
+      seen[split] = true;
+      ++out.count;
+      out.min = split < out.min ? split : out.min;
+      out.max = split > out.max ? split : out.max;
+    }
+  }
+  return out;
+}
+static_assert(sfb_splits(192).min == 64 && sfb_splits(192).max == 128 && sfb_splits(192).count == 2);
+static_assert(sfb_splits(128).count == 1 && sfb_splits(64).min == 64 && sfb_splits(160).count == 4);
+
 // 3-D TMA transfers: coordinates innermost first.
 __device__ __forceinline__ void tma_load_3d(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0, int32_t c1,
                                             int32_t c2) {
@@ -767,6 +790,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   constexpr int kChunkN = kBlockN / kChunksPerWave;
   constexpr int kChunkAccs = kChunkN / 2;
   constexpr int kChunks = kWaves * kChunksPerWave;
+  // Note [SFB splits]: tiles start at multiples of BLOCK_N, so a tile's columns before its next
+  // 128-wide SFB block, min(128 - n0 % 128, BLOCK_N), take one of a few values known at compile
+  // time: 128 or 64 for BLOCK_N 192, BLOCK_N alone when it divides 128.
+  constexpr SfbSplits kSplits = sfb_splits(kBlockN);
   float acc[kWaves * kAccs];
   // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
   // s adds its offset in 16-byte units to the start-address field, which never carries (shared
@@ -790,6 +817,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                           const int k_blocks, const auto& where) {
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     const int sfb_split = 128 - n0 % 128;
+    [[maybe_unused]] const bool wide_split = sfb_split >= kSplits.max;
 #pragma unroll
     for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
 
@@ -917,7 +945,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 #pragma unroll
           for (int jj = 0; jj < kChunkN / 8; ++jj) {
             const int j = j0 + jj;
-            const bool first = 8 * j < sfb_split;
+            // Column group j takes the first SFB block's scale when it lies before sfb_split.
+            // Where the tile's possible splits (Note [SFB splits]) settle that at compile time, or two
+            // possible splits leave one run-time choice for every group between them, no
+            // per-group comparison is made.
+            const bool first = 8 * j < kSplits.min    ? true
+                               : 8 * j >= kSplits.max ? false
+                               : kSplits.count == 2   ? wide_split
+                                                      : 8 * j < sfb_split;
             const float lo = first ? lo_first : lo_second;
             const float hi = first ? hi_first : hi_second;
             acc_w[4 * j + 0] += pc[4 * jj + 0] * lo;
