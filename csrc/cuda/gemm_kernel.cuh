@@ -196,22 +196,34 @@ __device__ __forceinline__ int align_up(int x, int a) { return (x + a - 1) / a *
 struct SfbSplits {
   int min, max, count;
 };
+constexpr int sfb_split_of(int block_n, int t) {
+  const int split = 128 - (t * block_n) % 128;
+  return split < block_n ? split : block_n;
+}
 constexpr SfbSplits sfb_splits(int block_n) {
-  bool seen[129] = {};
   SfbSplits out{129, 0, 0};
   for (int t = 0; t < 128; ++t) {
-    int split = 128 - (t * block_n) % 128;
-    split = split < block_n ? split : block_n;
-    if (!seen[split]) {
-      seen[split] = true;
-      ++out.count;
-      out.min = split < out.min ? split : out.min;
-      out.max = split > out.max ? split : out.max;
-    }
+    const int split = sfb_split_of(block_n, t);
+    bool seen = false;
+    for (int u = 0; u < t; ++u) seen = seen || sfb_split_of(block_n, u) == split;
+    if (seen) continue;
+    ++out.count;
+    out.min = split < out.min ? split : out.min;
+    out.max = split > out.max ? split : out.max;
   }
   return out;
 }
+// The smallest of those values above x (129 when none is).
+constexpr int sfb_split_above(int block_n, int x) {
+  int best = 129;
+  for (int t = 0; t < 128; ++t) {
+    const int split = sfb_split_of(block_n, t);
+    best = split > x && split < best ? split : best;
+  }
+  return best;
+}
 static_assert(sfb_splits(192).min == 64 && sfb_splits(192).max == 128 && sfb_splits(192).count == 2);
+static_assert(sfb_split_above(192, 64) == 128 && sfb_split_above(160, 40) == 64 && sfb_split_above(160, 128) == 129);
 static_assert(sfb_splits(128).count == 1 && sfb_splits(64).min == 64 && sfb_splits(160).count == 4);
 
 // 3-D TMA transfers: coordinates innermost first.
@@ -817,7 +829,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                           const int k_blocks, const auto& where) {
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     const int sfb_split = 128 - n0 % 128;
-    [[maybe_unused]] const bool wide_split = sfb_split >= kSplits.max;
 #pragma unroll
     for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
 
@@ -946,13 +957,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           for (int jj = 0; jj < kChunkN / 8; ++jj) {
             const int j = j0 + jj;
             // Column group j takes the first SFB block's scale when it lies before sfb_split.
-            // Where the tile's possible splits (Note [SFB splits]) settle that at compile time, or two
-            // possible splits leave one run-time choice for every group between them, no
-            // per-group comparison is made.
+            // Over the tile's possible splits (Note [SFB splits]) that is settled at compile
+            // time, or it is sfb_split >= the smallest possible split above 8 j: one comparison
+            // shared by every group between two possible splits.
             const bool first = 8 * j < kSplits.min    ? true
                                : 8 * j >= kSplits.max ? false
-                               : kSplits.count == 2   ? wide_split
-                                                      : 8 * j < sfb_split;
+                                                      : sfb_split >= sfb_split_above(kBlockN, 8 * j);
             const float lo = first ? lo_first : lo_second;
             const float hi = first ? hi_first : hi_second;
             acc_w[4 * j + 0] += pc[4 * jj + 0] * lo;
