@@ -113,12 +113,15 @@ inline bool fp8_gemm(const scaled::Operand& A, const scaled::Operand& B, const s
   return launch(p, d);
 }
 
+// Whether the environment variable `name` is "1" (callers read it once, into a static).
+inline bool env_switch(const char* name) {
+  const char* env = std::getenv(name);
+  return env != nullptr && env[0] == '1';
+}
+
 // DG_BF16_GEMM_NATIVE=1: dense BF16 on the native kernel instead of cuBLAS (a measuring switch).
 inline bool bf16_dense_native() {
-  static const bool value = [] {
-    const char* env = std::getenv("DG_BF16_GEMM_NATIVE");
-    return env != nullptr && *env == '1';
-  }();
+  static const bool value = env_switch("DG_BF16_GEMM_NATIVE");
   return value;
 }
 
@@ -198,27 +201,17 @@ struct KGroupedHost {
   std::vector<int> group_k;
   std::vector<int64_t> a_offsets, b_offsets;
 };
-inline bool fill_k_grouped(cuda::GemmProblem& p, KGroupedHost& host, const at::Tensor& d, const at::Tensor& c,
-                           const std::vector<int64_t>& ks, const std::vector<int64_t>& starts, int64_t a_row,
-                           int64_t b_row) {
+// The K-grouped layout and output of `p` (k: the K extent, a total or a bound); false when the
+// sizes leave int32 or D and C are not contiguous.
+inline bool fill_k_grouped_output(cuda::GemmProblem& p, const at::Tensor& d, const at::Tensor& c, int64_t k) {
   if (!d.is_contiguous() || !c.is_contiguous()) return false;
   const int64_t m = d.size(1), n = d.size(2), groups = d.size(0);
-  int64_t total_k = 0;
-  for (const int64_t k : ks) total_k += k;
-  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || total_k > INT32_MAX) return false;
-  for (size_t g = 0; g < ks.size(); ++g) {
-    host.group_k.push_back(static_cast<int>(ks[g]));
-    host.a_offsets.push_back(starts[g] * a_row);
-    host.b_offsets.push_back(starts[g] * b_row);
-  }
+  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || k > INT32_MAX) return false;
   p.layout = cuda::GemmLayout::kKGrouped;
   p.groups = static_cast<int>(groups);
   p.m = static_cast<int>(m);
   p.n = static_cast<int>(n);
-  p.k = static_cast<int>(total_k);
-  p.group_k = host.group_k.data();
-  p.a_offsets = host.a_offsets.data();
-  p.b_offsets = host.b_offsets.data();
+  p.k = static_cast<int>(k);
   p.d = d.data_ptr();
   p.ldd = d.stride(1);
   p.d_group = d.stride(0);
@@ -226,6 +219,23 @@ inline bool fill_k_grouped(cuda::GemmProblem& p, KGroupedHost& host, const at::T
   p.c = c.data_ptr();
   p.ldc = c.stride(1);
   p.c_group = c.stride(0);
+  return true;
+}
+
+inline bool fill_k_grouped(cuda::GemmProblem& p, KGroupedHost& host, const at::Tensor& d, const at::Tensor& c,
+                           const std::vector<int64_t>& ks, const std::vector<int64_t>& starts, int64_t a_row,
+                           int64_t b_row) {
+  int64_t total_k = 0;
+  for (const int64_t k : ks) total_k += k;
+  if (!fill_k_grouped_output(p, d, c, total_k)) return false;
+  for (size_t g = 0; g < ks.size(); ++g) {
+    host.group_k.push_back(static_cast<int>(ks[g]));
+    host.a_offsets.push_back(starts[g] * a_row);
+    host.b_offsets.push_back(starts[g] * b_row);
+  }
+  p.group_k = host.group_k.data();
+  p.a_offsets = host.a_offsets.data();
+  p.b_offsets = host.b_offsets.data();
   return true;
 }
 
@@ -286,10 +296,7 @@ inline bool k_grouped_bf16_tn(const at::Tensor& a, const at::Tensor& b, const at
 // and no ks_cpu reads its group sizes on the device (k_grouped_bf16_tn_device_sizes) instead of
 // on the host.  Off by default until that path has run on an H200.
 inline bool k_grouped_device_sizes_enabled() {
-  static const bool value = [] {
-    const char* env = std::getenv("DG_K_GROUPED_DEVICE_SIZES");
-    return env != nullptr && *env == '1';
-  }();
+  static const bool value = env_switch("DG_K_GROUPED_DEVICE_SIZES");
   return value;
 }
 
@@ -304,30 +311,17 @@ inline bool k_grouped_bf16_tn_device_sizes(const at::Tensor& a, const at::Tensor
     return false;
   }
   if ((a.size(1) > 1 && a.stride(1) != 1) || (b.size(1) > 1 && b.stride(1) != 1)) return false;
-  if (!d.is_contiguous() || !c.is_contiguous() || !ends.is_contiguous()) return false;
-  const int64_t m = d.size(1), n = d.size(2), groups = d.size(0), rows = std::min(a.size(0), b.size(0));
-  if (m > INT32_MAX || n > INT32_MAX || groups > INT32_MAX || rows > INT32_MAX) return false;
+  if (!ends.is_contiguous()) return false;
   cuda::GemmProblem p;
-  p.layout = cuda::GemmLayout::kKGrouped;
+  if (!fill_k_grouped_output(p, d, c, std::min(a.size(0), b.size(0)))) return false;
   p.ab_dtype = cuda::InDtype::kBf16;
   p.a_mn_major = p.b_mn_major = true;
-  p.groups = static_cast<int>(groups);
-  p.m = static_cast<int>(m);
-  p.n = static_cast<int>(n);
-  p.k = static_cast<int>(rows);
   p.group_layout = ends.data_ptr<int>();
   p.alignment = alignment;
   p.a = a.data_ptr();
   p.lda = a.stride(0);
   p.b = b.data_ptr();
   p.ldb = b.stride(0);
-  p.d = d.data_ptr();
-  p.ldd = d.stride(1);
-  p.d_group = d.stride(0);
-  p.d_dtype = cuda::OutDtype::kFloat;
-  p.c = c.data_ptr();
-  p.ldc = c.stride(1);
-  p.c_group = c.stride(0);
   // The tables live until the kernels that read them have run: the caching allocator hands
   // this block to later work on the same stream only.
   const auto workspace = at::empty({static_cast<int64_t>(cuda::gemm_workspace_bytes(p))},
