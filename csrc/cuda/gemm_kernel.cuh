@@ -828,7 +828,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   auto consume_item = [&](int& stage, uint32_t& phase, const int flags, const int r_lo, const int r_hi, const int n0,
                           const int k_blocks, const auto& where) {
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
-    const int sfb_split = 128 - n0 % 128;
+    [[maybe_unused]] const int sfb_split = 128 - n0 % 128;  // (unused with per-row SFB)
 #pragma unroll
     for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
 
