@@ -292,11 +292,14 @@ inline bool k_grouped_bf16_tn(const at::Tensor& a, const at::Tensor& b, const at
   return launch(p, d);
 }
 
-// DG_K_GROUPED_DEVICE_SIZES=1 (read once): k_grouped_bf16_gemm_tn_contiguous with the psum layout
-// and no ks_cpu reads its group sizes on the device (k_grouped_bf16_tn_device_sizes) instead of
-// on the host.  Off by default until that path has run on an H200.
+// k_grouped_bf16_gemm_tn_contiguous with the psum layout and no ks_cpu reads its group sizes on
+// the device (k_grouped_bf16_tn_device_sizes); DG_K_GROUPED_DEVICE_SIZES=0 (read once) reads them
+// on the host instead, where bad ends raise rather than clip.
 inline bool k_grouped_device_sizes_enabled() {
-  static const bool value = env_switch("DG_K_GROUPED_DEVICE_SIZES");
+  static const bool value = [] {
+    const char* env = std::getenv("DG_K_GROUPED_DEVICE_SIZES");
+    return env == nullptr || env[0] != '0';
+  }();
   return value;
 }
 

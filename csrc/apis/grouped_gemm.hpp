@@ -20,8 +20,8 @@
 // use_psum_layout and no ks_cpu do they read grouped_layout on the host.  On sm90 the
 // K-major FP8 form (k_grouped_fp8_gemm_nt_contiguous) and the BF16 form run on the native
 // kernel, which builds per-group operand maps from those host sizes; the MN-major FP8 form
-// stays here.  With DG_K_GROUPED_DEVICE_SIZES=1 the BF16 form's psum layout without ks_cpu
-// skips the host read: a small kernel builds the maps from grouped_layout on the device.
+// stays here.  The BF16 form's psum layout without ks_cpu skips the host read on sm90 (unless
+// DG_K_GROUPED_DEVICE_SIZES=0): a small kernel builds the maps from grouped_layout on the device.
 
 #include <ATen/ATen.h>
 
@@ -617,7 +617,7 @@ inline void k_grouped_bf16_gemm_tn_contiguous(const at::Tensor& a, const at::Ten
   checks::same_device(grouped_layout, "grouped_layout", d, "d");
   const int64_t num_groups = grouped::check_k_grouped_output(d, c, a.size(1), b.size(1));
 #ifdef DG_WITH_SM90_KERNELS
-  // The psum ends without ks_cpu, on the device (DG_K_GROUPED_DEVICE_SIZES=1): no host read.
+  // The psum ends without ks_cpu, on the device (unless DG_K_GROUPED_DEVICE_SIZES=0): no host read.
   // Ends past the rows of a and b are clipped there, and a group that ends before its aligned
   // start is empty (the host path below raises for both).
   const bool have_ks = ks_cpu.has_value() && !ks_cpu->empty();

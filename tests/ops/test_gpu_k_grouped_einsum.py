@@ -8,7 +8,7 @@ K tails inside a block, empty groups, the psum layout's NaN gaps, every compiled
 'bhr,hdr->bhd' (bf16 and FP8, B a strided slice, A and D strided views) and 'bhd,hdr->bhr' (B
 MN-major), 'bmk,bnk->mn' (float32 in place, float32 with a
 separate C, bf16) and the dense FP8 GEMM with a float32 D += C.  The bf16 K-grouped psum layout
-without ks_cpu, its sizes read on the device (DG_K_GROUPED_DEVICE_SIZES=1, in a subprocess): the
+without ks_cpu, its sizes read on the device (the default; in a subprocess, so the switch is read fresh): the
 float64 reference, bitwise equality with the host-sized path on the same tile, more groups than
 one table holds, 20-call determinism, and a CUDA graph replayed with the group sizes changed.
 Skipped without a GPU.
