@@ -222,6 +222,15 @@ constexpr int sfb_split_above(int block_n, int x) {
   }
   return best;
 }
+// Whether every tile at n0 = t * block_n spans at most two 128-wide SFB blocks, as the FP8
+// consumers assume (a stage holds two SFB values): 192, 160 and 144 do, 176 does not (a tile at
+// n0 % 128 = 112 reaches a third block).
+constexpr bool sfb_two_blocks(int block_n) {
+  bool fits = true;
+  for (int t = 0; t < 128; ++t) fits = fits && (t * block_n) % 128 + block_n <= 256;
+  return fits;
+}
+static_assert(sfb_two_blocks(192) && sfb_two_blocks(160) && sfb_two_blocks(144) && !sfb_two_blocks(176));
 static_assert(sfb_splits(192).min == 64 && sfb_splits(192).max == 128 && sfb_splits(192).count == 2);
 static_assert(sfb_split_above(192, 64) == 128 && sfb_split_above(160, 40) == 64 && sfb_split_above(160, 128) == 129);
 static_assert(sfb_splits(128).count == 1 && sfb_splits(64).min == 64 && sfb_splits(160).count == 4);
@@ -806,6 +815,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // 128-wide SFB block, min(128 - n0 % 128, BLOCK_N), take one of a few values known at compile
   // time: 128 or 64 for BLOCK_N 192, BLOCK_N alone when it divides 128.
   constexpr SfbSplits kSplits = sfb_splits(kBlockN);
+  static_assert(kBf16 || kSfbPerRow || sfb_two_blocks(kBlockN), "a tile spans at most two SFB blocks");
   float acc[kWaves * kAccs];
   // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
   // s adds its offset in 16-byte units to the start-address field, which never carries (shared

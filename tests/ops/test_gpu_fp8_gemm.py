@@ -9,6 +9,7 @@ every kernel shape the heuristic can pick.  Skipped without a GPU.
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -18,6 +19,7 @@ import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
 from tests.support.kernels import GemmShape, compiled_gemm_shapes
+from tests.support.operands import spread_blocks
 
 pytestmark = pytest.mark.gpu
 
@@ -29,8 +31,10 @@ def _compiled_shapes() -> list[GemmShape]:
 
 
 def _operands(m: int, n: int, k: int, per_row_b: bool) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
-    x = torch.randn(m, k, device="cuda")
-    w = torch.randn(n, k, device="cuda")
+    # Scales that differ by up to 256x between blocks (rows of A; 128 x 128 blocks, or rows, of
+    # B): a scale applied to the wrong row, column or K block shows in calc_diff.
+    x = spread_blocks(torch.randn(m, k, device="cuda"), 1)
+    w = spread_blocks(torch.randn(n, k, device="cuda"), 1 if per_row_b else 128)
     a, sfa = per_token_cast_to_fp8(x, use_ue8m0=False)
     b, sfb = (per_token_cast_to_fp8 if per_row_b else per_block_cast_to_fp8)(w, use_ue8m0=False)
     ga = sfa.double().repeat_interleave(128, 1)[:, :k]
@@ -147,12 +151,14 @@ def test_every_kernel_shape_in_a_cuda_graph(shape: GemmShape, monkeypatch: pytes
     """Each compiled shape (forced through DG_SM90_GEMM_CONFIG): right, and a graph replay is bitwise."""
     cfg, per_row, bm, bn = shape.config, shape.sfb_per_row, shape.block_m, shape.block_n
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
-    m, n, k = 4 * bm - 8, 6 * bn - 8, 1152  # several tiles per CTA's share, ragged edges
+    # Several tiles per CTA's share, ragged edges, and a tile at every offset from the 128-wide
+    # SFB blocks that its width allows (BLOCK_N 144: eight).
+    m, n, k = 4 * bm - 8, max(6, 128 // math.gcd(bn, 128)) * bn - 8, 1152
     ops, ref = _operands(m, n, k, per_row_b=per_row)
     recipe = (1, 1, 128) if per_row else None
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     _run("nt", ops, d, None, recipe)
-    assert calc_diff(d, ref) < 1e-3
+    assert calc_diff(d, ref) < 2e-5
     eager = d.clone()
     graph = torch.cuda.CUDAGraph()
     d.fill_(float("nan"))
@@ -183,7 +189,7 @@ def test_every_kernel_shape_accumulates(shape: GemmShape, c_form: str, monkeypat
     else:
         d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
         _run("nt", ops, d, c, recipe)
-    assert calc_diff(d, ref + c.double()) < 1e-3
+    assert calc_diff(d, ref + c.double()) < 2e-5
 
 
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
