@@ -174,13 +174,14 @@ struct Traits {
   static constexpr int kOffRed = (kOffHeld + kHeldBytes + 15) / 16 * 16;
   static constexpr int kOffRedBar = kOffRed + kRedBytes;  // full (used by the first CTA), empty (the second)
   // The CTA's register pool is fixed at launch (168 per thread, the compiler's count):
-  // 40 x 128 + 232 x 256 fits 168 x 384 and 96 x 128 + 240 x 128 fits 168 x 256 exactly.
+  // 56 x 128 + 224 x 256 fits 168 x 384 and 96 x 128 + 240 x 128 fits 168 x 256 exactly.
   // Asking for more than the pool holds would block setmaxnreg.inc forever.  With one math
   // warpgroup the producer keeps 96: at 40 its schedule state spilled to local memory, and
-  // the H200 measured the BLOCK_M 64 shapes 3-7% faster without the spills (the two-group
-  // shapes measured no better with 56 x 128 + 224 x 256, so they keep 40).
-  static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 232 : 240;
-  static constexpr int kProducerRegs = kMathWarpgroups == 2 ? 40 : 96;
+  // the H200 measured the BLOCK_M 64 shapes 3-7% faster without the spills.  With two, a
+  // producer of 40 (and consumers of 232) spilled in the contiguous kernel's 128x192 (88 bytes)
+  // and the dense kernel's 256x128 (24 bytes); at 56 neither spills, nor does any consumer at 224.
+  static constexpr int kConsumerRegs = kMathWarpgroups == 2 ? 224 : 240;
+  static constexpr int kProducerRegs = kMathWarpgroups == 2 ? 56 : 96;
   static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kMathWarpgroups <= 168 * kThreads, "register pool");
 };
 
