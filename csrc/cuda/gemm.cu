@@ -113,8 +113,13 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   // TMA path of the others.
   const double reg_out = c.block_n % 32 != 0 && f32 ? 3.0 : 1.0;
   const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * reg_out;
-  const double tile =
-      k_blocks * (std::max(mma, mem) + exposed) + c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm + exchange;
+  // A 256-row tile's fixed cost per tile (its two waves' hand-over and epilogue), fitted to
+  // interleaved timings on the H200 against 128x192: it loses at short K (4096x32768x512 177.6
+  // against 159.7 us, 4096x24576x1536 263.0 against 254.6) and wins from K = 2048 on
+  // (4096x7168x2048 116.7 against 123.7, 4096x4096x7168 208.5 against 223.2).
+  const double tall = c.block_m == 256 ? 3000.0 : 0.0;
+  const double tile = k_blocks * (std::max(mma, mem) + exposed) +
+                      c.block_m * c.block_n * out_bytes / kL2BytesPerNsPerSm + exchange + tall;
   const double rows = static_cast<double>(m_blocks_of(p, 1)) * std::max(1, tile_groups(p));
   const double b_groups = p.layout == GemmLayout::kBatchSum   ? 1.0
                           : p.layout == GemmLayout::kKGrouped ? std::max(1, tile_groups(p))
