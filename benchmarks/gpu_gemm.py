@@ -18,6 +18,9 @@ ratios compare tiles).
 
     python benchmarks/gpu_gemm.py [--repeats 40] [--markdown out.md] [--other NAME] [--sweep]
                                   [--tiles BMxBN,...] [--shapes MxNxK,...]
+
+`--shapes` takes benchmark shapes and any other MxNxK (timed as forward shapes with no upstream
+figure).
 """
 
 from __future__ import annotations
@@ -189,8 +192,11 @@ def main() -> None:
     other = importlib.import_module(args.other) if args.other else None
     cases = forward_cases() + ([] if args.forward_only else backward_cases())
     if args.shapes:
-        wanted = {tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")}
-        cases = [c for c in cases if c[1:] in wanted]
+        # Benchmark shapes by name, and any other MxNxK as a forward case of its own (no upstream
+        # figure): e.g. a K sweep at one M and N, to separate a tile's fixed cost from its K blocks.
+        wanted = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")]
+        known = {c[1:] for c in cases}
+        cases = [c for c in cases if c[1:] in set(wanted)] + [("fwd", *mnk) for mnk in wanted if mnk not in known]
     rows = []
     swept: dict[str, dict[str, float]] = {}
     for kind, m, n, k in cases:
