@@ -222,23 +222,34 @@ def sizes_for(groups: int, total: int, expected: int) -> list[int]:
     return sizes
 
 
+class ContiguousOperands:
+    """An M-grouped contiguous FP8 problem (groups x total rows x n x k): rows drawn per group,
+    per-row ids or psum ends, and the op call."""
+
+    def __init__(self, groups: int, total: int, n: int, k: int, use_psum: bool) -> None:
+        self.sizes = sizes_for(groups, total, total // groups)
+        self.m = sum(self.sizes)
+        self.a, self.sfa = per_token_cast_to_fp8(torch.randn(self.m, k, device="cuda"), use_ue8m0=False)
+        self.b, self.sfb = grouped_b(groups, n, k)
+        self.starts = [sum(self.sizes[:g]) for g in range(groups)]
+        if use_psum:
+            ends = [s + r for s, r in zip(self.starts, self.sizes, strict=True)]
+            self.layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+        else:
+            self.layout = torch.cat([torch.full((r,), g, dtype=torch.int32) for g, r in enumerate(self.sizes)]).cuda()
+        self.d = torch.empty(self.m, n, device="cuda", dtype=torch.bfloat16)
+        self.kwargs = {"use_psum_layout": True, "expected_m_for_psum_layout": total // groups} if use_psum else {}
+
+    def __call__(self) -> None:
+        ab, bb = (self.a, self.sfa), (self.b, self.sfb)
+        deep_gemm.m_grouped_fp8_gemm_nt_contiguous(ab, bb, self.d, self.layout, **self.kwargs)
+
+
 def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int, flush: torch.Tensor) -> dict:
     groups, total, n, k = key
-    sizes = sizes_for(groups, total, total // groups)
-    m = sum(sizes)
-    a, sfa = per_token_cast_to_fp8(torch.randn(m, k, device="cuda"), use_ue8m0=False)
-    b, sfb = grouped_b(groups, n, k)
-    starts = [sum(sizes[:g]) for g in range(groups)]
-    if use_psum:
-        layout = torch.tensor([s + r for s, r in zip(starts, sizes, strict=True)], dtype=torch.int32, device="cuda")
-    else:
-        layout = torch.cat([torch.full((r,), g, dtype=torch.int32) for g, r in enumerate(sizes)]).cuda()
-    d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-    kwargs = {"use_psum_layout": True, "expected_m_for_psum_layout": total // groups} if use_psum else {}
-
-    def ours() -> None:
-        deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, layout, **kwargs)
-
+    ours = ContiguousOperands(groups, total, n, k, use_psum)
+    sizes, m, starts, d = ours.sizes, ours.m, ours.starts, ours.d
+    a, sfa, b, sfb = ours.a, ours.sfa, ours.b, ours.sfb
     ours()
     g = random.randrange(groups)
     rows = slice(starts[g], starts[g] + min(sizes[g], 512))

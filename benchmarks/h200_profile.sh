@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Profile GEMM kernels on the H200 in one device call: build with the native kernels, then for
+# each KIND:SHAPE[:TILE] argument one cold-L2 call under Nsight Compute (full set, after two
+# warm-up calls), its details page (throughputs, warp-state reasons) and its hottest SASS lines
+# (benchmarks/sass_hotspots.py) in one log per argument.  Also a K sweep of the dense kernel when
+# DG_PROFILE_KSWEEP is set (the tiles' fixed cost per tile against their cost per K block).
+# Usage (GPU machine, repo root):
+#   bash benchmarks/h200_profile.sh dense:128x4096x7168 dense:4096x2112x7168:128x192 contiguous:8x33024x6144x7168
+set -uo pipefail
+source "$(dirname "$0")/h200_env.sh"
+start=$(date +%s)
+python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1
+echo "build rc=$? in $(( $(date +%s) - start )) s"
+export PYTHONPATH=$(pwd)${PYTHONPATH:+:$PYTHONPATH}
+if [ -n "${DG_PROFILE_KSWEEP:-}" ]; then
+  timeout 120 python3 benchmarks/gpu_gemm.py --forward-only --tiles 128x192,256x128,128x128 \
+    --shapes 4096x32768x128,4096x32768x256,4096x32768x512,4096x32768x1024,4096x32768x2048 > "$OUT/ksweep.log" 2>&1
+  echo "k sweep rc=$?"; grep "^fwd" "$OUT/ksweep.log" | sed 's/| other.*host/| host/'
+fi
+i=0
+for spec in "$@"; do
+  IFS=: read -r kind shape tile <<< "$spec"
+  i=$((i + 1))
+  log="$OUT/profile_$i.log"
+  rep="/tmp/profile_$i"
+  echo "== $spec" > "$log"
+  timeout 240 ncu --clock-control none --set full -k regex:gemm --launch-skip 2 --launch-count 1 -f -o "$rep" \
+    python3 benchmarks/profile_gemm.py "$kind" "$shape" ${tile:+--config "$tile"} >> "$log" 2>&1
+  echo "ncu $spec rc=$?"
+  ncu -i "$rep.ncu-rep" --page details >> "$log" 2>&1
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$rep.csv" 2>> "$log" \
+    && python3 benchmarks/sass_hotspots.py "$rep.csv" --top 40 >> "$log" 2>&1
+  grep -E "Duration|SM Active Cycles|Compute \(SM\) Throughput|L2 Cache Throughput|DRAM Throughput" "$log" | head -6
+done
+echo "done in $(( $(date +%s) - start )) s"

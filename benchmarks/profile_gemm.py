@@ -1,0 +1,54 @@
+"""A driver for the profiler: a few calls of one GEMM, each after an L2 flush, as the benchmarks
+time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call after warm-up.
+
+    python benchmarks/profile_gemm.py dense 4096x2112x7168 [--config 128x192]
+    python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
+    python benchmarks/profile_gemm.py bf16 4096x4096x7168
+
+`benchmarks/h200_profile.sh` runs it under ncu and prints each kernel's hottest SASS lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import torch
+from gpu_gemm import Case
+from gpu_grouped_gemm import ContiguousOperands
+
+import deep_gemm
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("kind", choices=["dense", "contiguous", "bf16"])
+    parser.add_argument("shape", help="MxNxK (dense, bf16) or GxROWSxNxK (contiguous)")
+    parser.add_argument("--config", default=None, help="a compiled tile to force (DG_SM90_GEMM_CONFIG)")
+    parser.add_argument("--calls", type=int, default=4)
+    args = parser.parse_args()
+    if args.config:
+        os.environ["DG_SM90_GEMM_CONFIG"] = args.config
+    dims = [int(v) for v in args.shape.split("x")]
+    torch.manual_seed(0)
+    if args.kind == "dense":
+        run = Case("fwd", *dims).call(deep_gemm)
+    elif args.kind == "bf16":
+        m, n, k = dims
+        a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+
+        def run() -> None:
+            deep_gemm.bf16_gemm_nt(a, b, d)
+    else:
+        run = ContiguousOperands(*dims, use_psum=False)
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    for _ in range(args.calls):
+        flush.zero_()
+        run()
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()

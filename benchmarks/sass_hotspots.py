@@ -1,0 +1,48 @@
+"""The hottest SASS lines of a kernel, from the source page of an Nsight Compute report exported as
+CSV (`ncu -i report.ncu-rep --page source --csv --print-source sass > report.csv`): the lines
+with the most warp-state samples, each with its share of the kernel's samples and its
+instruction, so a profile of the GEMM kernel reads as "where the warps wait".
+
+    python benchmarks/sass_hotspots.py report.csv [--top 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+
+
+def number(text: str) -> float:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csv_path")
+    parser.add_argument("--top", type=int, default=30)
+    args = parser.parse_args()
+    with open(args.csv_path, newline="") as f:
+        rows = [r for r in csv.reader(f) if r]
+    header_at = next((i for i, r in enumerate(rows) if any("Source" == c.strip() for c in r)), None)
+    if header_at is None:
+        sys.exit(f"{args.csv_path}: no source-page header (a 'Source' column) found")
+    header = [c.strip() for c in rows[header_at]]
+    body = [r for r in rows[header_at + 1 :] if len(r) == len(header)]
+    source = header.index("Source")
+    samples = next((i for i, c in enumerate(header) if "Sampling (All" in c), None)
+    if samples is None:
+        sys.exit(f"{args.csv_path}: no warp-sampling column among {header}")
+    address = next((i for i, c in enumerate(header) if c.startswith("Address")), None)
+    total = sum(number(r[samples]) for r in body) or 1.0
+    print(f"{len(body)} SASS lines, {total:.0f} samples ({header[samples]})")
+    for r in sorted(body, key=lambda r: -number(r[samples]))[: args.top]:
+        where = r[address] if address is not None else ""
+        print(f"{100 * number(r[samples]) / total:5.1f}%  {where:>8s}  {r[source].strip()[:110]}")
+
+
+if __name__ == "__main__":
+    main()
