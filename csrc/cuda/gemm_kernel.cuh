@@ -843,13 +843,38 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 #pragma unroll
     for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
 
-    if (k_blocks == 0) {
-      __syncwarp();
-      if (lane == 0) p::mbar_arrive(&empty[stage]);
+    auto advance = [&] {
       if (++stage == kStages) {
         stage = 0;
         phase ^= 1;
       }
+    };
+    // acc_w[4 j ...] += part[4 jj ...] x the block's scale of its SFB block, for the 8-column
+    // groups j = j0 + jj of a chunk: the rows' SFA times the first SFB block's value for the
+    // columns before sfb_split, the second's after.  Over the tile's possible splits (Note [SFB
+    // splits]) that choice is settled at compile time, or it is sfb_split >= the smallest
+    // possible split above 8 j: one comparison shared by every group between two possible splits.
+    auto fold_block_scaled = [&](float* acc_w, const float* pc, const int j0, const int groups, const float lo_first,
+                                 const float lo_second, const float hi_first, const float hi_second) {
+#pragma unroll
+      for (int jj = 0; jj < groups; ++jj) {
+        const int j = j0 + jj;
+        const bool first = 8 * j < kSplits.min    ? true
+                           : 8 * j >= kSplits.max ? false
+                                                  : sfb_split >= sfb_split_above(kBlockN, 8 * j);
+        const float lo = first ? lo_first : lo_second;
+        const float hi = first ? hi_first : hi_second;
+        acc_w[4 * j + 0] += pc[4 * jj + 0] * lo;
+        acc_w[4 * j + 1] += pc[4 * jj + 1] * lo;
+        acc_w[4 * j + 2] += pc[4 * jj + 2] * hi;
+        acc_w[4 * j + 3] += pc[4 * jj + 3] * hi;
+      }
+    };
+
+    if (k_blocks == 0) {
+      __syncwarp();
+      if (lane == 0) p::mbar_arrive(&empty[stage]);
+      advance();
     }
     if constexpr (kBf16) {
       // One float32 accumulation over K: each K block's wgmmas go straight into `acc`, and
@@ -874,10 +899,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           if (lane == 0) p::mbar_arrive(&empty[prev_stage]);
         }
         prev_stage = stage;
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
+        advance();
       }
       p::wgmma_wait<0>();
 #pragma unroll
@@ -929,25 +951,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         // Release the stage once every lane's shared-memory reads are done.
         __syncwarp();
         if (lane == 0) p::mbar_arrive(&empty[st]);
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          // As in the unpaired loop below (Note [SFB splits]).
-          const bool first = 8 * j < kSplits.min    ? true
-                             : 8 * j >= kSplits.max ? false
-                                                    : sfb_split >= sfb_split_above(kBlockN, 8 * j);
-          const float lo = first ? sc.lo_first : sc.lo_second;
-          const float hi = first ? sc.hi_first : sc.hi_second;
-          acc[4 * j + 0] += pc[4 * j + 0] * lo;
-          acc[4 * j + 1] += pc[4 * j + 1] * lo;
-          acc[4 * j + 2] += pc[4 * j + 2] * hi;
-          acc[4 * j + 3] += pc[4 * j + 3] * hi;
-        }
-      };
-      auto advance = [&] {
-        if (++stage == kStages) {
-          stage = 0;
-          phase ^= 1;
-        }
+        fold_block_scaled(acc, pc, 0, kBlockN / 8, sc.lo_first, sc.lo_second, sc.hi_first, sc.hi_second);
       };
       for (; kb_single + 1 < k_blocks; kb_single += 2) {
         if (kb_single > 0) p::mbar_wait(&full[stage], phase);
@@ -976,7 +980,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         sa_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
         sa_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
       }
-      float sb_first = 0.0f, sb_second = 0.0f;
+      [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f;
       float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
       if constexpr (kSfbPerRow) {
 #pragma unroll
@@ -1041,31 +1045,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             acc_w[4 * j + 3] += pc[4 * jj + 3] * (sa_hi[w] * sb_cols[2 * j + 1]);
           }
         } else {
-          const float lo_first = sa_lo[w] * sb_first, lo_second = sa_lo[w] * sb_second;
-          const float hi_first = sa_hi[w] * sb_first, hi_second = sa_hi[w] * sb_second;
-#pragma unroll
-          for (int jj = 0; jj < kChunkN / 8; ++jj) {
-            const int j = j0 + jj;
-            // Column group j takes the first SFB block's scale when it lies before sfb_split.
-            // Over the tile's possible splits (Note [SFB splits]) that is settled at compile
-            // time, or it is sfb_split >= the smallest possible split above 8 j: one comparison
-            // shared by every group between two possible splits.
-            const bool first = 8 * j < kSplits.min    ? true
-                               : 8 * j >= kSplits.max ? false
-                                                      : sfb_split >= sfb_split_above(kBlockN, 8 * j);
-            const float lo = first ? lo_first : lo_second;
-            const float hi = first ? hi_first : hi_second;
-            acc_w[4 * j + 0] += pc[4 * jj + 0] * lo;
-            acc_w[4 * j + 1] += pc[4 * jj + 1] * lo;
-            acc_w[4 * j + 2] += pc[4 * jj + 2] * hi;
-            acc_w[4 * j + 3] += pc[4 * jj + 3] * hi;
-          }
+          fold_block_scaled(acc_w, pc, j0, kChunkN / 8, sa_lo[w] * sb_first, sa_lo[w] * sb_second, sa_hi[w] * sb_first,
+                            sa_hi[w] * sb_second);
         }
       }
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
-      }
+      advance();
     }
 
     // ---------------------------------------------------------------- split K
