@@ -9,7 +9,7 @@ ours, upstream's figure (the target), upstream/ours, an in-run anchor (torch's r
 device memory of one call next to upstream's.
 
     python benchmarks/gpu_mqa_logits.py [--repeats 20] [--markdown out.md]
-    python benchmarks/gpu_mqa_logits.py --sweep [--markdown sweep.md]
+    python benchmarks/gpu_mqa_logits.py --sweep [--markdown sweep.md] [--only 2048x65536x32x128]
 
 --sweep times every tuning variant of the native kernel (DG_MQA_LOGITS_CONFIG, see docs/gpu.md) on
 the three shapes, each checked on sampled rows first, and prints a config x shape table of µs with
@@ -67,11 +67,13 @@ def check_rows(out, q, kv, sf, w, ks, ke, rows: int = 8) -> float:
 CONFIGS = [
     "default", "default+fuse", "default+lin", "st16", "wsmem", "wg3", "n256", "n256+fuse", "n256+lin",
     "n256s16", "s128", "s128+fuse", "n256s128", "n256s128+fuse", "wg4", "wg4s256",
+    "wg4s256r", "n256s128r", "n256s128r+fuse",
 ]  # fmt: skip
 
 
 def sweep(args, flush) -> None:
-    shapes = list(UPSTREAM)
+    only = args.only.split(",") if args.only else None
+    shapes = [sh for sh in UPSTREAM if not only or "x".join(map(str, sh)) in only]
     table: dict[str, list[float]] = {c: [] for c in CONFIGS}
     old = os.environ.get("DG_MQA_LOGITS_CONFIG")
     try:
@@ -121,6 +123,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--sweep", action="store_true", help="time every DG_MQA_LOGITS_CONFIG variant")
+    parser.add_argument("--only", default=None, help="comma-separated SxSKVxHxD shapes of the table (--sweep)")
     args = parser.parse_args()
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")

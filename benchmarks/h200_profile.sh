@@ -4,8 +4,9 @@
 # warm-up calls), its details page (throughputs, warp-state reasons) and its hottest SASS lines
 # (benchmarks/sass_hotspots.py) in one log per argument.  Also a K sweep of the dense kernel when
 # DG_PROFILE_KSWEEP is set (the tiles' fixed cost per tile against their cost per K block).
-# Usage (GPU machine, repo root):
+# Usage (GPU machine, repo root; KIND as benchmarks/profile_gemm.py takes it, TILE its --config):
 #   bash benchmarks/h200_profile.sh dense:128x4096x7168 dense:4096x2112x7168:128x192 contiguous:8x33024x6144x7168
+#   bash benchmarks/h200_profile.sh mqa:2048x65536x32x128 hc:8192x24x7168x0:m64c2w:p0
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
 start=$(date +%s)
@@ -24,7 +25,12 @@ for spec in "$@"; do
   log="$OUT/profile_$i.log"
   rep="/tmp/profile_$i"
   echo "== $spec" > "$log"
-  timeout 240 ncu --clock-control none --set full -k regex:gemm --launch-skip 2 --launch-count 1 -f -o "$rep" \
+  case "$kind" in
+    mqa) kernels=mqa_logits_kernel ;;
+    hc) kernels=tf32_hc_prenorm_gemm_kernel ;;
+    *) kernels=gemm ;;
+  esac
+  timeout 240 ncu --clock-control none --set full -k "regex:$kernels" --launch-skip 2 --launch-count 1 -f -o "$rep" \
     python3 benchmarks/profile_gemm.py "$kind" "$shape" ${tile:+--config "$tile"} >> "$log" 2>&1
   echo "ncu $spec rc=$?"
   ncu -i "$rep.ncu-rep" --page details >> "$log" 2>&1

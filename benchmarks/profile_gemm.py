@@ -1,9 +1,12 @@
-"""A driver for the profiler: a few calls of one GEMM, each after an L2 flush, as the benchmarks
+"""A driver for the profiler: a few calls of one op, each after an L2 flush, as the benchmarks
 time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call after warm-up.
 
     python benchmarks/profile_gemm.py dense 4096x2112x7168 [--config 128x192]
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
     python benchmarks/profile_gemm.py bf16 4096x4096x7168
+    python benchmarks/profile_gemm.py bf16masked 6x1024x4096x2048  # groups x expected m x n x k
+    python benchmarks/profile_gemm.py mqa 2048x65536x32x128 [--config n256s128]  # S x Skv x H x D
+    python benchmarks/profile_gemm.py hc 8192x24x7168x0 [--config m64c2w:p0]      # m x n x k x splits
 
 `benchmarks/h200_profile.sh` runs it under ncu and prints each kernel's hottest SASS lines.
 """
@@ -16,19 +19,24 @@ import os
 import torch
 from gpu_gemm import Case
 from gpu_grouped_gemm import ContiguousOperands
+from gpu_mqa_logits import inputs as mqa_inputs
 
 import deep_gemm
+
+CONFIG_ENV = {"mqa": "DG_MQA_LOGITS_CONFIG", "hc": "DG_HC_PRENORM_CONFIG"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=["dense", "contiguous", "bf16"])
-    parser.add_argument("shape", help="MxNxK (dense, bf16) or GxROWSxNxK (contiguous)")
-    parser.add_argument("--config", default=None, help="a compiled tile to force (DG_SM90_GEMM_CONFIG)")
+    parser.add_argument("kind", choices=["dense", "contiguous", "bf16", "bf16masked", "mqa", "hc"])
+    parser.add_argument(
+        "shape", help="MxNxK (dense, bf16), GxROWSxNxK (contiguous), SxSKVxHxD (mqa), MxNxKxSPLITS (hc)"
+    )
+    parser.add_argument("--config", default=None, help="a tuning to force (the kind's DG_*_CONFIG variable)")
     parser.add_argument("--calls", type=int, default=4)
     args = parser.parse_args()
     if args.config:
-        os.environ["DG_SM90_GEMM_CONFIG"] = args.config
+        os.environ[CONFIG_ENV.get(args.kind, "DG_SM90_GEMM_CONFIG")] = args.config
     dims = [int(v) for v in args.shape.split("x")]
     torch.manual_seed(0)
     if args.kind == "dense":
@@ -41,6 +49,33 @@ def main() -> None:
 
         def run() -> None:
             deep_gemm.bf16_gemm_nt(a, b, d)
+    elif args.kind == "bf16masked":
+        groups, expected, n, k = dims
+        max_m = 4096
+        gen = torch.Generator().manual_seed(0)
+        counts = [min(max_m, int(expected * (0.7 + 0.6 * torch.rand(1, generator=gen).item()))) for _ in range(groups)]
+        a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+        masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+        d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+
+        def run() -> None:
+            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, int(expected * 1.2))
+    elif args.kind == "mqa":
+        q, kv, sf, w, ks, ke = mqa_inputs(*dims)
+
+        def run() -> None:
+            deep_gemm.fp8_fp4_mqa_logits((q, None), (kv, sf), w, ks, ke, clean_logits=True)
+    elif args.kind == "hc":
+        m, n, k, splits = dims
+        a = torch.randn(m, k, device="cuda").bfloat16()
+        b = torch.randn(n, k, device="cuda")
+        lead = (splits,) if splits else ()
+        d = torch.empty(*lead, m, n, device="cuda")
+        sqr = torch.empty(*lead, m, device="cuda")
+
+        def run() -> None:
+            deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits or None)
     else:
         run = ContiguousOperands(*dims, use_psum=False)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")

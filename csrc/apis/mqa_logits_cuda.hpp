@@ -55,11 +55,11 @@ inline bool ragged(const at::Tensor& q, const at::Tensor& kv, const at::Tensor& 
   const c10::cuda::CUDAGuard guard(out.device());
   p.num_sms = runtime::get_num_sms();
   // DG_MQA_LOGITS_CONFIG: a tuning override naming a kernel variant (docs/gpu.md), read per call.
-  // Unset or empty: n256s128 where that variant is compiled (D 128, H 32 or 64; within 2% of the fastest
-  // of the H200 sweep on every benchmark shape, docs/performance.md), the base tiling elsewhere.
+  // Unset or empty: n256s128r where that variant is compiled (D 128, H 32 or 64; the fastest of the
+  // H200 sweep at H 32 and within 2% of it at H 64, docs/performance.md), the base tiling elsewhere.
   const char* env = std::getenv("DG_MQA_LOGITS_CONFIG");
   if ((env == nullptr || *env == '\0') && p.head_dim == 128 && (p.heads == 32 || p.heads == 64)) {
-    env = "n256s128";
+    env = "n256s128r";
   }
   if (env != nullptr) {
     p.config = cuda::mqa_logits_config(env);

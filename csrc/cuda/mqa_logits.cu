@@ -293,7 +293,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr int kHalfQ = kSubQ / 2;
 
   extern __shared__ __align__(1024) uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // Aligned by an offset from smem_raw, so the compiler still sees shared-memory pointers (LDS and
+  // STS; through an integer cast they would be generic loads and stores).
+  uint8_t* smem = smem_raw + ((1024u - p::smem_addr(smem_raw) % 1024u) % 1024u);
   uint8_t* smem_q = smem;
   uint8_t* smem_kv = smem + L::kKvOff;
   float* smem_sf = reinterpret_cast<float*>(smem + L::kSfOff);
@@ -527,6 +529,8 @@ constexpr const char* kBases[] = {
     "s128",  // 6 stages of 128 keys, each warpgroup one 64-key half of every stage
     "wg4s256",  // 4 math warpgroups, 4 stages of 256 keys, one 64-key quarter each
     "n256s128",  // n256 with 4 stages of 128 keys, one half each
+    "wg4s256r",  // wg4s256 with the weights in registers
+    "n256s128r",  // n256s128 with the weights in registers
 };
 constexpr int kNumBases = static_cast<int>(sizeof(kBases) / sizeof(kBases[0]));
 constexpr int kConfigLinear = 1 << 8;
@@ -554,6 +558,10 @@ cudaError_t launch_variant(const MqaLogitsProblem& pr, const Args& args, int var
         return launch<kHeads, kHeadDim, kOutBf16, Tuning<4, 1, 4, true, 4>>(pr, args, stream);
       case 9:
         return launch<kHeads, kHeadDim, kOutBf16, Tuning<2, 2, 4, true, 2>>(pr, args, stream);
+      case 10:
+        return launch<kHeads, kHeadDim, kOutBf16, Tuning<4, 1, 4, false, 4>>(pr, args, stream);
+      case 11:
+        return launch<kHeads, kHeadDim, kOutBf16, Tuning<2, 2, 4, false, 2>>(pr, args, stream);
       default:
         break;
     }

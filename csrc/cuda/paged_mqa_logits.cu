@@ -239,8 +239,10 @@ __global__ void __launch_bounds__(Config<kH, kNextN, kD, kWG, kDeep, kSplit>::kT
   constexpr int kN = C::kN;
   constexpr int kStages = C::kStages;
   constexpr int kMathThreads = C::kMathThreads;
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // Aligned by an offset from smem_raw, so the compiler still sees shared-memory pointers (LDS and
+  // STS; through an integer cast they would be generic loads and stores).
+  uint8_t* smem = smem_raw + ((1024u - sm90::smem_addr(smem_raw) % 1024u) % 1024u);
   uint8_t* values = smem + C::kValues;
   uint8_t* q_tiles = smem + C::kQ;
   float* scales = reinterpret_cast<float*>(smem + C::kScales);

@@ -210,7 +210,7 @@ def test_native_kernels_ran():
 # The tuning variants of the native kernel (csrc/cuda/mqa_logits.cu, kConfigs).
 CONFIGS = [
     "default", "default+lin", "default+fuse", "st16", "wsmem", "wg3", "n256", "n256+fuse+lin", "n256s16",
-    "s128", "n256s128", "n256s128+fuse", "wg4", "wg4s256+fuse",
+    "s128", "n256s128", "n256s128+fuse", "wg4", "wg4s256+fuse", "wg4s256r", "n256s128r+fuse",
 ]  # fmt: skip
 CONFIG_CASES = [
     (257, 2048, 64, 128, torch.float32, True, 0, "causal"),
