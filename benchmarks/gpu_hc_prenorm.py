@@ -8,7 +8,7 @@ timed call, CUDA events, median, calls interleaved.  Each shape is checked first
 torch.cuda.max_memory_allocated over one call minus the memory allocated before it.
 
     python benchmarks/gpu_hc_prenorm.py [--repeats 30] [--markdown out.md]
-    python benchmarks/gpu_hc_prenorm.py --sweep [--repeats 15] [--markdown sweep.md]
+    python benchmarks/gpu_hc_prenorm.py --sweep [--repeats 15] [--markdown sweep.md] [--only 8192x24x7168x0]
 
 ``--sweep`` times the six shapes under every DG_HC_PRENORM_CONFIG kernel variant and K-part
 option (docs/gpu.md) and prints a variant x shape table of µs (the best per shape marked),
@@ -91,14 +91,16 @@ VARIANTS = [
     "m16c4w",
     "m32c4",
     "m16c4",
+    "m64c1w",
+    "m64w4c1",
 ]
 PART_OPTIONS = ["", ":l", ":p0", ":p2:b2", ":p4:b2", ":p4:b2:l", ":p8:b1"]
 ENV = "DG_HC_PRENORM_CONFIG"
 
 
-def sweep(repeats: int, flush: torch.Tensor, markdown: str | None) -> None:
+def sweep(repeats: int, flush: torch.Tensor, markdown: str | None, only: list[str] | None = None) -> None:
     configs = ["default"] + [v + o for v in VARIANTS for o in PART_OPTIONS]
-    keys = list(UPSTREAM_US)
+    keys = [key for key in UPSTREAM_US if not only or "x".join(map(str, key)) in only]
     table: dict[str, list[float | None]] = {c: [] for c in configs}
     was_env = os.environ.get(ENV)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -163,12 +165,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--sweep", action="store_true", help="time every DG_HC_PRENORM_CONFIG variant")
+    parser.add_argument("--only", default=None, help="comma-separated MxNxKxS shapes of the table (--sweep)")
     args = parser.parse_args()
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     if args.sweep:
         was_tf32 = torch.backends.cuda.matmul.allow_tf32
         try:
-            sweep(args.repeats, flush, args.markdown)
+            sweep(args.repeats, flush, args.markdown, args.only.split(",") if args.only else None)
         finally:
             torch.backends.cuda.matmul.allow_tf32 = was_tf32
         return

@@ -94,9 +94,11 @@ using VM32C4W = Variant<32, 1, 1, 4, true, 4>;
 using VM16C4W = Variant<16, 1, 1, 4, true, 4>;
 using VM32C4 = Variant<32, 2, 1, 4, false, 4>;
 using VM16C4 = Variant<16, 1, 1, 4, false, 4>;
+using VM64C1W = Variant<64, 2, 1, 1, true, 4>;
+using VM64W4C1 = Variant<64, 4, 1, 1, true, 4>;
 
-constexpr const char* kVariantNames[] = {"m128c2",  "m64c2",  "m128w4c1", "m64c2w", "m128k2c1w", "m256c1",
-                                         "m128c1w", "m32c4w", "m16c4w",   "m32c4",  "m16c4"};
+constexpr const char* kVariantNames[] = {"m128c2", "m64c2",  "m128w4c1", "m64c2w", "m128k2c1w", "m256c1", "m128c1w",
+                                         "m32c4w", "m16c4w", "m32c4",    "m16c4",  "m64c1w",    "m64w4c1"};
 constexpr int kNumVariants = static_cast<int>(sizeof(kVariantNames) / sizeof(kVariantNames[0]));
 
 struct HcArgs {
@@ -109,6 +111,7 @@ struct HcArgs {
   int64_t out_split_stride = 0, ldo = 0;
   float* sqr_out = nullptr;  // sqr_out[q * sqr_split_stride + row]; null: not written
   int64_t sqr_split_stride = 0;
+  int cache_hints = 0;  // A's loads evict_first (read once), B's evict_last (read by every CTA)
 };
 
 __device__ __forceinline__ uint32_t to_tf32(float x) {
@@ -132,8 +135,10 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
                                 const HcArgs args) {
   using C = Cfg<V, kNTiles>;
   constexpr int kBlockM = V::kBlockM, kMTiles = V::kMTiles, kStages = C::kStages;
-  extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  // Aligned by an offset from smem_raw, so the compiler still sees shared-memory pointers (LDS and
+  // STS; through an integer cast they would be generic loads and stores).
+  uint8_t* smem = smem_raw + ((1024u - sm90::smem_addr(smem_raw) % 1024u) % 1024u);
   uint64_t* full = reinterpret_cast<uint64_t*>(smem + C::kDataBytes);
   uint64_t* empty = full + kStages;
 
@@ -151,6 +156,11 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
   const int num_blocks = k_begin < k_end ? static_cast<int>((k_end - k_base + V::kStageK - 1) / V::kStageK) : 0;
   const int m0 = m_tile * kBlockM;
 
+  uint64_t policy_a = 0, policy_b = 0;
+  if (args.cache_hints) {
+    policy_a = sm90::l2_policy_evict_first();
+    policy_b = sm90::l2_policy_evict_last();
+  }
   auto issue = [&](int blk, int st) {
     uint8_t* s = smem + st * C::kStageBytes;
     const int kc = static_cast<int>(k_base) + blk * V::kStageK;
@@ -159,9 +169,15 @@ __global__ void __launch_bounds__(V::kThreads, V::kCtasPerSm)
     for (int sub = 0; sub < V::kKSub; ++sub) {
       uint8_t* sa = s + sub * C::kSubBytes;
       uint8_t* sb = sa + C::kABytes;
-      sm90::tma_load_2d(&map_a, full + st, sa, kc + sub * kBlockK, m0);
-      sm90::tma_load_2d(&map_b, full + st, sb, kc + sub * kBlockK, 0);
-      sm90::tma_load_2d(&map_b, full + st, sb + C::kBHalfBytes, kc + sub * kBlockK + 32, 0);
+      if (args.cache_hints) {
+        sm90::tma_load_2d_hint(&map_a, full + st, sa, kc + sub * kBlockK, m0, policy_a);
+        sm90::tma_load_2d_hint(&map_b, full + st, sb, kc + sub * kBlockK, 0, policy_b);
+        sm90::tma_load_2d_hint(&map_b, full + st, sb + C::kBHalfBytes, kc + sub * kBlockK + 32, 0, policy_b);
+      } else {
+        sm90::tma_load_2d(&map_a, full + st, sa, kc + sub * kBlockK, m0);
+        sm90::tma_load_2d(&map_b, full + st, sb, kc + sub * kBlockK, 0);
+        sm90::tma_load_2d(&map_b, full + st, sb + C::kBHalfBytes, kc + sub * kBlockK + 32, 0);
+      }
     }
   };
   if (threadIdx.x == 0) {
@@ -483,7 +499,8 @@ constexpr VariantInfo info() {
 // In the order of kVariantNames.
 constexpr VariantInfo kVariants[] = {info<VM128C2>(),    info<VM64C2>(),  info<VM128W4C1>(), info<VM64C2W>(),
                                      info<VM128K2C1W>(), info<VM256C1>(), info<VM128C1W>(),  info<VM32C4W>(),
-                                     info<VM16C4W>(),    info<VM32C4>(),  info<VM16C4>()};
+                                     info<VM16C4W>(),    info<VM32C4>(),  info<VM16C4>(),    info<VM64C1W>(),
+                                     info<VM64W4C1>()};
 static_assert(sizeof(kVariants) / sizeof(kVariants[0]) == kNumVariants, "one entry per variant name");
 
 int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -491,7 +508,8 @@ int64_t ceil_div64(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
 const char* hc_prenorm_variant_names() {
-  return "default, m128c2, m64c2, m128w4c1, m64c2w, m128k2c1w, m256c1, m128c1w, m32c4w, m16c4w, m32c4, m16c4";
+  return "default, m128c2, m64c2, m128w4c1, m64c2w, m128k2c1w, m256c1, m128c1w, m32c4w, m16c4w, m32c4, m16c4, m64c1w, "
+         "m64w4c1";
 }
 
 HcPrenormConfig hc_prenorm_parse_config(const char* text) {
@@ -514,8 +532,9 @@ HcPrenormConfig hc_prenorm_parse_config(const char* text) {
   while (config.valid && pos != std::string::npos) {
     const size_t next = str.find(':', pos + 1);
     const std::string opt = str.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    if (opt == "l") {
-      config.early_reduce = true;
+    if (opt == "l" || opt == "h") {
+      if (opt == "l") config.early_reduce = true;
+      if (opt == "h") config.cache_hints = true;
       pos = next;
       continue;
     }
@@ -576,6 +595,7 @@ HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& 
     plan.part_len = part_len;
   }
   plan.early_reduce = config.early_reduce;
+  plan.cache_hints = config.cache_hints && p.n <= 8 * v.max_n_tiles;
   if (plan.parts > 1) {
     plan.workspace_floats = p.splits * plan.parts * p.m * (p.n + 1);
   } else {
@@ -624,6 +644,7 @@ cudaError_t tf32_hc_prenorm_gemm(const HcPrenormProblem& p, const HcPrenormPlan&
   args.out_split_stride = p.m * p.n;
   args.ldo = p.n;
   args.sqr_split_stride = p.m;
+  args.cache_hints = plan.cache_hints ? 1 : 0;
   const auto grid = static_cast<unsigned>(args.m_tiles * p.splits * plan.parts);
 
   // N beyond the variant's widest slice: one launch per slice of B, the first also writing sqr_sum.

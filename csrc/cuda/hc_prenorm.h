@@ -32,16 +32,18 @@ struct HcPrenormProblem {
   int num_sms = 0;
 };
 
-// A tuning override (DG_HC_PRENORM_CONFIG, "<variant>[:p<fill>][:b<blocks>][:l]"): the TMA
+// A tuning override (DG_HC_PRENORM_CONFIG, "<variant>[:p<fill>][:b<blocks>][:l][:h]"): the TMA
 // kernel variant (hc_prenorm_variant_names; "default": the built-in heuristic), the CTAs per SM
 // the K parts aim for (p0: never split a split further; default: the variant's CTAs per SM), the
-// fewest 64-wide K blocks per part (default 4), and whether the reduce kernel of the K parts is
-// launched as a programmatic dependent (l; default off).
+// fewest 64-wide K blocks per part (default 4), whether the reduce kernel of the K parts is
+// launched as a programmatic dependent (l; default off), and L2 cache hints on the loads (h; default off, not yet timed
+// on a GPU).
 struct HcPrenormConfig {
   int variant = -1;  // -1: the heuristic
   int fill = -1;  // -1: the variant's CTAs per SM
   int min_part_blocks = 4;
   bool early_reduce = false;
+  bool cache_hints = false;
   bool valid = true;  // false: the text did not parse
 };
 
@@ -56,6 +58,9 @@ struct HcPrenormPlan {
   int64_t part_len = 0;  // K elements per part (a multiple of 64 when parts > 1)
   int64_t workspace_floats = 0;  // float32 elements the caller provides (0: none)
   bool early_reduce = false;  // the reduce kernel as a programmatic dependent launch
+  // A's loads evict_first and B's evict_last in L2: set where one launch covers every column, so
+  // that each A element is read once (A then displaces itself in L2, not other data).
+  bool cache_hints = false;
 };
 
 HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& config = {});

@@ -267,11 +267,15 @@ VARIANTS = [
     "m16c4w",
     "m32c4",
     "m16c4",
+    "m64c1w",
+    "m64w4c1",
     "m128c2:p0",
     "m64c2w:p4:b2",
     "m16c4w:p8:b1",
     "default:l",
     "m64c2w:p4:b2:l",
+    "default:h",
+    "m64c1w:p0:h",
 ]
 VARIANT_CASES = [
     (137, 24, 7680, 16, 0, 0),
