@@ -325,18 +325,27 @@ def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: to
     return measure(m, ours, anchor, diff, repeats, flush, host_calls=50)
 
 
+class BF16MaskedOperands:
+    """An M-grouped masked BF16 problem (groups x expected m x n x k, max_m 4096): rows per group
+    drawn in [0.7, 1.3] x expected, expected_m passed as 1.2 x expected, and the op call."""
+
+    def __init__(self, groups: int, expected: int, n: int, k: int) -> None:
+        max_m = 4096
+        self.counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
+        self.a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
+        self.b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
+        self.masked_m = torch.tensor(self.counts, dtype=torch.int32, device="cuda")
+        self.d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+        self.hint = int(expected * 1.2)
+
+    def __call__(self) -> None:
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(self.a, self.b, self.d, self.masked_m, self.hint)
+
+
 def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    groups, expected, n, k = key
-    max_m = 4096
-    counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
-    a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
-    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
-    d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
-
-    def ours() -> None:
-        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, int(expected * 1.2))
-
+    groups = key[0]
+    ours = BF16MaskedOperands(*key)
+    a, b, d, counts = ours.a, ours.b, ours.d, ours.counts
     ours()
     g = random.randrange(groups)
     rows = slice(0, min(counts[g], 512))

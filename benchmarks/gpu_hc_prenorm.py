@@ -47,17 +47,25 @@ def peak_gib(fn: Callable[[], object]) -> float:
     return (torch.cuda.max_memory_allocated() - before) / 2**30
 
 
-def case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    m, n, k, s = key
-    splits = s or None
-    a = torch.randn(m, k, device="cuda").bfloat16()
-    b = torch.randn(n, k, device="cuda")
-    lead = (s,) if s else ()
-    d = torch.empty(*lead, m, n, device="cuda")
-    sqr = torch.empty(*lead, m, device="cuda")
+class HcOperands:
+    """One m x n x k x num_splits (0 = None) problem: random bf16 A, float32 B, the outputs, the op call."""
 
-    def ours() -> None:
-        deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)
+    def __init__(self, m: int, n: int, k: int, s: int) -> None:
+        self.splits = s or None
+        self.a = torch.randn(m, k, device="cuda").bfloat16()
+        self.b = torch.randn(n, k, device="cuda")
+        lead = (s,) if s else ()
+        self.d = torch.empty(*lead, m, n, device="cuda")
+        self.sqr = torch.empty(*lead, m, device="cuda")
+
+    def __call__(self) -> None:
+        deep_gemm.tf32_hc_prenorm_gemm(self.a, self.b, self.d, self.sqr, num_splits=self.splits)
+
+
+def case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    s = key[3]
+    ours = HcOperands(*key)
+    a, b, d, sqr = ours.a, ours.b, ours.d, ours.sqr
 
     def anchor() -> tuple[torch.Tensor, torch.Tensor]:
         af = a.float()
@@ -106,22 +114,14 @@ def sweep(repeats: int, flush: torch.Tensor, markdown: str | None, only: list[st
     torch.backends.cuda.matmul.allow_tf32 = True
     try:
         for m, n, k, s in keys:
-            splits = s or None
-            a = torch.randn(m, k, device="cuda").bfloat16()
-            b = torch.randn(n, k, device="cuda")
-            lead = (s,) if s else ()
-            d = torch.empty(*lead, m, n, device="cuda")
-            sqr = torch.empty(*lead, m, device="cuda")
+            ours = HcOperands(m, n, k, s)
+            a, b, d, sqr = ours.a, ours.b, ours.d, ours.sqr
             af = a.float()
             ref_d, ref_sqr = af @ b.T, af.square().sum(-1)
             del af
             print(f"sweeping {m}x{n}x{k}x{s} ...", file=sys.stderr, flush=True)
             for c in configs:
                 os.environ[ENV] = c
-
-                def ours() -> None:
-                    deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits)
-
                 d.fill_(float("nan"))
                 try:
                     ours()

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 
 import torch
 from gpu_gemm import Case
-from gpu_grouped_gemm import ContiguousOperands
+from gpu_grouped_gemm import BF16MaskedOperands, ContiguousOperands
+from gpu_hc_prenorm import HcOperands
 from gpu_mqa_logits import inputs as mqa_inputs
 
 import deep_gemm
@@ -50,32 +52,15 @@ def main() -> None:
         def run() -> None:
             deep_gemm.bf16_gemm_nt(a, b, d)
     elif args.kind == "bf16masked":
-        groups, expected, n, k = dims
-        max_m = 4096
-        gen = torch.Generator().manual_seed(0)
-        counts = [min(max_m, int(expected * (0.7 + 0.6 * torch.rand(1, generator=gen).item()))) for _ in range(groups)]
-        a = torch.randn(groups, max_m, k, device="cuda", dtype=torch.bfloat16)
-        b = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16)
-        masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
-        d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
-
-        def run() -> None:
-            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, int(expected * 1.2))
+        random.seed(0)
+        run = BF16MaskedOperands(*dims)
     elif args.kind == "mqa":
         q, kv, sf, w, ks, ke = mqa_inputs(*dims)
 
         def run() -> None:
             deep_gemm.fp8_fp4_mqa_logits((q, None), (kv, sf), w, ks, ke, clean_logits=True)
     elif args.kind == "hc":
-        m, n, k, splits = dims
-        a = torch.randn(m, k, device="cuda").bfloat16()
-        b = torch.randn(n, k, device="cuda")
-        lead = (splits,) if splits else ()
-        d = torch.empty(*lead, m, n, device="cuda")
-        sqr = torch.empty(*lead, m, device="cuda")
-
-        def run() -> None:
-            deep_gemm.tf32_hc_prenorm_gemm(a, b, d, sqr, num_splits=splits or None)
+        run = HcOperands(*dims)
     else:
         run = ContiguousOperands(*dims, use_psum=False)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
