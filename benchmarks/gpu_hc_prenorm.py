@@ -106,8 +106,14 @@ PART_OPTIONS = ["", ":l", ":p0", ":p2:b2", ":p4:b2", ":p4:b2:l", ":p8:b1"]
 ENV = "DG_HC_PRENORM_CONFIG"
 
 
-def sweep(repeats: int, flush: torch.Tensor, markdown: str | None, only: list[str] | None = None) -> None:
-    configs = ["default"] + [v + o for v in VARIANTS for o in PART_OPTIONS]
+def sweep(
+    repeats: int,
+    flush: torch.Tensor,
+    markdown: str | None,
+    only: list[str] | None = None,
+    configs: list[str] | None = None,
+) -> None:
+    configs = configs or ["default"] + [v + o for v in VARIANTS for o in PART_OPTIONS]
     keys = [key for key in UPSTREAM_US if not only or "x".join(map(str, key)) in only]
     table: dict[str, list[float | None]] = {c: [] for c in configs}
     was_env = os.environ.get(ENV)
@@ -166,12 +172,15 @@ def main() -> None:
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--sweep", action="store_true", help="time every DG_HC_PRENORM_CONFIG variant")
     parser.add_argument("--only", default=None, help="comma-separated MxNxKxS shapes of the table (--sweep)")
+    parser.add_argument("--configs", default=None, help=f"comma-separated {ENV} values to sweep instead of all")
     args = parser.parse_args()
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     if args.sweep:
         was_tf32 = torch.backends.cuda.matmul.allow_tf32
         try:
-            sweep(args.repeats, flush, args.markdown, args.only.split(",") if args.only else None)
+            only = args.only.split(",") if args.only else None
+            configs = args.configs.split(",") if args.configs else None
+            sweep(args.repeats, flush, args.markdown, only, configs)
         finally:
             torch.backends.cuda.matmul.allow_tf32 = was_tf32
         return

@@ -532,9 +532,10 @@ HcPrenormConfig hc_prenorm_parse_config(const char* text) {
   while (config.valid && pos != std::string::npos) {
     const size_t next = str.find(':', pos + 1);
     const std::string opt = str.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    if (opt == "l" || opt == "h") {
+    if (opt == "l" || opt == "h" || opt == "u") {
       if (opt == "l") config.early_reduce = true;
       if (opt == "h") config.cache_hints = true;
+      if (opt == "u") config.cache_hints = false;
       pos = next;
       continue;
     }
@@ -571,9 +572,14 @@ HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& 
   if (!aligned || !small) return plan;  // the scalar kernel
 
   const int num_sms = std::max(1, p.num_sms);
-  // The heuristic: 32-row tiles with a producer warp, 4 CTAs per SM (m32c4w), the best or within
-  // 4% of the best variant on every shape of the H200 sweep (benchmarks/gpu_hc_prenorm.py --sweep).
-  const int variant = config.variant >= 0 && config.variant < kNumVariants ? config.variant : 7;
+  // The heuristic (H200 sweep, benchmarks/gpu_hc_prenorm.py --sweep): where 64-row tiles make one
+  // wave that fills at least 90% of the SMs (8192 rows without splits: 128 CTAs on 132 SMs), m64c2w
+  // with whole splits per CTA (41.1 us against m32c4w's 46.3 with K parts); otherwise 32-row tiles
+  // with a producer warp, 4 CTAs per SM (m32c4w), the best or within 4% of the best elsewhere.
+  const int64_t ctas64 = ceil_div64(p.m, 64) * p.splits;
+  const bool one_wave64 = ctas64 <= num_sms && 10 * ctas64 >= 9 * int64_t{num_sms};
+  const bool heuristic = config.variant < 0 || config.variant >= kNumVariants;
+  const int variant = heuristic ? (one_wave64 ? 3 : 7) : config.variant;
   const VariantInfo& v = kVariants[variant];
   plan.tma = true;
   plan.variant = variant;
@@ -582,7 +588,7 @@ HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& 
   const int64_t split_len = ceil_div64(p.k, p.splits);
   const int64_t blocks = ceil_div64(split_len, kBlockK);
   const int64_t ctas = m_tiles * p.splits;
-  const int64_t fill = config.fill >= 0 ? config.fill : v.ctas_per_sm;
+  const int64_t fill = config.fill >= 0 ? config.fill : (heuristic && one_wave64 ? 0 : v.ctas_per_sm);
   const int64_t min_blocks = std::max(1, config.min_part_blocks);
   // Too few CTAs to fill the SMs and long K ranges: cut each split into parts of >= min_blocks
   // 64-wide blocks (whole pipeline stages).

@@ -32,18 +32,18 @@ struct HcPrenormProblem {
   int num_sms = 0;
 };
 
-// A tuning override (DG_HC_PRENORM_CONFIG, "<variant>[:p<fill>][:b<blocks>][:l][:h]"): the TMA
+// A tuning override (DG_HC_PRENORM_CONFIG, "<variant>[:p<fill>][:b<blocks>][:l][:h|:u]"): the TMA
 // kernel variant (hc_prenorm_variant_names; "default": the built-in heuristic), the CTAs per SM
-// the K parts aim for (p0: never split a split further; default: the variant's CTAs per SM), the
-// fewest 64-wide K blocks per part (default 4), whether the reduce kernel of the K parts is
-// launched as a programmatic dependent (l; default off), and L2 cache hints on the loads (h; default off, not yet timed
-// on a GPU).
+// the K parts aim for (p0: never split a split further; default: the variant's CTAs per SM, or 0
+// where the heuristic picks one full wave of 64-row tiles), the fewest 64-wide K blocks per part
+// (default 4), whether the reduce kernel of the K parts is launched as a programmatic dependent
+// (l; default off), and L2 cache hints on the TMA loads (h: on, the default; u: off).
 struct HcPrenormConfig {
   int variant = -1;  // -1: the heuristic
   int fill = -1;  // -1: the variant's CTAs per SM
   int min_part_blocks = 4;
   bool early_reduce = false;
-  bool cache_hints = false;
+  bool cache_hints = true;
   bool valid = true;  // false: the text did not parse
 };
 

@@ -276,6 +276,9 @@ VARIANTS = [
     "m64c2w:p4:b2:l",
     "default:h",
     "m64c1w:p0:h",
+    "default:u",
+    "m64c2w:p0:u",
+    "m32c4w:u",
 ]
 VARIANT_CASES = [
     (137, 24, 7680, 16, 0, 0),
@@ -310,7 +313,7 @@ def test_variants_exact(variant: str) -> None:
     assert torch.equal(sqr, ref_sqr.float()) and torch.equal(d, ref_d.float())
 
 
-@pytest.mark.parametrize("text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px", "m64c2:l1", "default:"])
+@pytest.mark.parametrize("text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px", "m64c2:l1", "default:", "m64c2:u2"])
 def test_bad_config(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DG_HC_PRENORM_CONFIG", text)
     a, b = operands(64, 24, 256)
@@ -334,3 +337,13 @@ def test_one_kernel_carries_the_profiling_name(m: int, k: int, splits: int | Non
     assert len([n for n in names if "tf32_hc_prenorm_gemm" in n]) == 1, names
     ref_d, _, ref_sqr = reference(a, b, splits)
     assert calc_diff(d, ref_d) < 1e-10 and calc_diff(sqr, ref_sqr) < 1e-10
+
+
+@pytest.mark.parametrize("splits", [None, 2])
+def test_default_one_wave_of_64_row_tiles(splits: int | None) -> None:
+    # 64-row tiles x splits filling 90-100% of the SMs take the heuristic's m64c2w branch (whole
+    # splits per CTA); the last tile is ragged.
+    num_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    tiles = num_sms // (splits or 1)
+    m = 64 * tiles - 37
+    check(*operands(m, 24, 1000), splits)
