@@ -313,7 +313,9 @@ def test_variants_exact(variant: str) -> None:
     assert torch.equal(sqr, ref_sqr.float()) and torch.equal(d, ref_d.float())
 
 
-@pytest.mark.parametrize("text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px", "m64c2:l1", "default:", "m64c2:u2"])
+@pytest.mark.parametrize(
+    "text", ["m999", "m128c2:q3", "m64c2:p", "m64c2:b0", "m64c2:px", "m64c2:l1", "default:", "m64c2:u2"]
+)
 def test_bad_config(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DG_HC_PRENORM_CONFIG", text)
     a, b = operands(64, 24, 256)
