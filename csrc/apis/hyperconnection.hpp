@@ -59,9 +59,9 @@ inline void run(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d, c
   const char* config_text = std::getenv("DG_HC_PRENORM_CONFIG");
   const cuda::HcPrenormConfig config = cuda::hc_prenorm_parse_config(config_text);
   if (!config.valid) {
-    fail_unsupported(
-        std::string("DG_HC_PRENORM_CONFIG='") + config_text +
-        "' is not '<variant>[:p<fill>][:b<blocks>][:l][:h|:u]' with a variant among: " + cuda::hc_prenorm_variant_names());
+    fail_unsupported(std::string("DG_HC_PRENORM_CONFIG='") + config_text +
+                     "' is not '<variant>[:p<fill>][:b<blocks>][:l][:h|:u]' with a variant among: " +
+                     cuda::hc_prenorm_variant_names());
   }
   const cuda::HcPrenormPlan plan = cuda::hc_prenorm_plan(p, config);
   at::Tensor workspace;
