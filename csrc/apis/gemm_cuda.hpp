@@ -125,11 +125,30 @@ inline bool bf16_dense_native() {
   return value;
 }
 
-// Dense BF16: D = C + A B^T, A [M, K] and B [N, K] K-major, D bf16 or float32.
+// Whether a 2-D operand [rows, K] is MN-major (rows contiguous, K rows ld apart).
+inline bool mn_major_2d(const at::Tensor& t) {
+  return t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) != 1;
+}
+
+// Dense BF16: D = C + A B^T, A [M, K] and B [N, K], D bf16 or float32.  K-major operands, an
+// MN-major B (the NN form), or both MN-major (TN); an MN-major A alone (TT) is not compiled.
 inline bool bf16_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& d,
                       const std::optional<at::Tensor>& c) {
   cuda::GemmProblem p;
-  if (!fill_bf16_operands(p, a, b, d) || p.b_mn_major || a.size(0) > INT32_MAX) return false;
+  const bool a_mn = mn_major_2d(a), b_mn = mn_major_2d(b);
+  if (a_mn && !b_mn) return false;
+  // An MN-major A is filled as a K-major one of its transposed view, then described as MN-major.
+  if (!fill_bf16_operands(p, a_mn ? a.t() : a, b_mn ? b.unsqueeze(0) : b, d) || p.b_mn_major != b_mn ||
+      a.size(0) > INT32_MAX) {
+    return false;
+  }
+  if (a_mn) {
+    p.a = a.data_ptr();
+    p.a_mn_major = true;
+    p.lda = a.stride(1);
+    p.k = static_cast<int>(a.size(1));
+  }
+  p.b_group = 0;  // one group
   if (c.has_value()) {
     if (!row_stride(*c, p.ldc)) return false;
     p.c = c->data_ptr();

@@ -123,7 +123,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   // A separate float32 C is copied into D first (one 2-D copy: groups packed), then added.
   const bool c_copyable =
       p.c != nullptr && !c_is_d && (!grouped_out || (p.c_group == p.ldc * p.m && p.d_group == p.ldd * p.m));
-  const bool tma_out = T::kOutViaSmem && (p.c == nullptr || (f32 && (c_is_d || c_copyable))) &&
+  // A bf16 C (D itself or not) is added in registers before the TMA store (not K-grouped: those
+  // D are float32).
+  const bool c_in_regs = p.c != nullptr && !f32 && !k_grouped;
+  const bool tma_out = T::kOutViaSmem && (p.c == nullptr || (f32 && (c_is_d || c_copyable)) || c_in_regs) &&
                        (p.ldd * d_bytes) % 16 == 0 && (d_z * d_bytes) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
   if (tma_out) {
@@ -137,7 +140,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   // K-grouped problems always copy a separate C first: empty groups are never visited.
   if (k_grouped && p.c != nullptr && !c_is_d && !c_copyable) return cudaErrorNotSupported;
   const void* c = p.c;
-  if ((tma_out || k_grouped) && c != nullptr && !c_is_d) {
+  if ((tma_out || k_grouped) && c != nullptr && !c_is_d && !c_in_regs) {
     const uint64_t copy_rows = static_cast<uint64_t>(p.m) * (grouped_out ? p.groups : 1);
     const cudaError_t st =
         cudaMemcpy2DAsync(p.d, static_cast<size_t>(p.ldd) * d_bytes, p.c, static_cast<size_t>(p.ldc) * d_bytes,
@@ -175,7 +178,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   args.c_group = grouped_out ? (c == p.c ? p.c_group : p.d_group) : 0;
   args.d_f32 = f32 ? 1 : 0;
   args.tma_out = tma_out ? 1 : 0;
-  args.out_add = tma_out && c != nullptr ? 1 : 0;
+  args.out_add = tma_out && c != nullptr && !c_in_regs ? 1 : 0;
   args.clip_rows = p.layout == GemmLayout::kDense || batched || k_grouped || batch_sum ? 1 : 0;
   const uintptr_t pair_bytes = f32 ? 8 : 4;
   args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&

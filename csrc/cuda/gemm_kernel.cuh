@@ -264,14 +264,33 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
 }
 
 // Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
-__device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
-  const int band = args.swizzle * args.m_blocks;
+__device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, int r, int& m_blk, int& n_blk) {
+  const int band = args.swizzle * m_blocks;
   const int group = r / band;
   const int rest = r - group * band;
   const int first = group * args.swizzle;
   const int width = min(args.swizzle, args.n_blocks - first);
   m_blk = rest / width;
   n_blk = first + (rest - m_blk * width);
+}
+
+__device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
+  band_tile(args, args.m_blocks, r, m_blk, n_blk);
+}
+
+// The M tiles a contiguous problem's schedule walks.  A psum layout's rows past the last group's
+// end (and its padding) belong to no group, so its tiles stop there: an A sized for the worst
+// case (say groups x max_m rows) with few rows in use costs what the used rows cost.  The same
+// value in the producer and the consumers (one load of the last end).
+template <int kBlockM>
+__device__ __forceinline__ int contiguous_m_blocks(const KernelArgs& args) {
+  if (args.kind != kPsum) return args.m_blocks;
+  if (args.groups <= 0) return 0;
+  const int end = args.layout[args.groups - 1];
+  const int align = max(1, args.alignment);
+  const int64_t padded = (static_cast<int64_t>(max(end, 0)) + align - 1) / align * align;
+  const int rows = static_cast<int>(padded < args.m ? padded : static_cast<int64_t>(args.m));
+  return (rows + kBlockM - 1) / kBlockM;
 }
 
 // Operand majors of a BF16 kernel (FP8 operands are K-major): bit kMnMajorA, A is MN-major
@@ -627,13 +646,14 @@ struct Producer {
   // tiles past those are walked again), so that the second pass walks no pure tile's rows.
   __device__ void run_contiguous(int cta, int num_ctas) {
     constexpr int kRemembered = 32 * 32;
-    const int units = args.m_blocks * args.n_blocks;
+    const int m_blocks = contiguous_m_blocks<kBlockM>(args);
+    const int units = m_blocks * args.n_blocks;
     uint32_t others = 0;  // lane j, bit b: this CTA's tile 32 j + b has other runs
     int local = 0;
 #pragma unroll 1
     for (int t = cta; t < units; t += num_ctas, ++local) {
       int m_blk = 0, n_blk = 0;
-      tile_of(t, m_blk, n_blk);
+      band_tile(args, m_blocks, t, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       const int valid = min(kBlockM, args.m - m0);
       const int found =
@@ -646,7 +666,7 @@ struct Producer {
     for (int t = cta; t < units; t += num_ctas, ++local) {
       if (local < kRemembered && !((__shfl_sync(0xFFFFFFFFu, others, local / 32) >> (local % 32)) & 1u)) continue;
       int m_blk = 0, n_blk = 0;
-      tile_of(t, m_blk, n_blk);
+      band_tile(args, m_blocks, t, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       const int valid = min(kBlockM, args.m - m0);
       if (args.kind == kRowIds) {
@@ -701,11 +721,12 @@ struct Producer {
         item(g * args.m + m0, g * args.m + m0, n0, g, 0, rows);
       }
     } else {
-      const int units = args.m_blocks * args.n_blocks;
+      const int m_blocks = contiguous_m_blocks<kBlockM>(args);  // args.m_blocks but for psum
+      const int units = m_blocks * args.n_blocks;
 #pragma unroll 1
       for (int t = cta; t < units; t += num_ctas) {
         int m_blk = 0, n_blk = 0;
-        tile_of(t, m_blk, n_blk);
+        band_tile(args, m_blocks, t, m_blk, n_blk);
         flat_tile(m_blk, n_blk);
       }
     }
@@ -1099,6 +1120,46 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
 
     // ---------------------------------------------------------------- epilogue
+    // C's elements of this thread added to its accumulators (bf16 or float32 C, as D): the loads
+    // issue back to back, and C may be D since each thread reads only what it later writes.
+    auto add_c = [&](float* acc_w, const int w) {
+#pragma unroll
+      for (int j = 0; j < kBlockN / 8; ++j) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = row_lo + w * T::kWaveRows + 8 * h;
+          const int col = n0 + 8 * j + col_in_group;
+          if (r < r_lo || r >= r_hi || col >= args.n) continue;
+          const bool pair = col + 1 < args.n;
+          const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
+          float c0 = 0.0f, c1 = 0.0f;
+          if (args.d_f32) {
+            const float* c = static_cast<const float*>(args.c);
+            if (pair && args.paired_access) {
+              const float2 cv = *reinterpret_cast<const float2*>(c + ci);
+              c0 = cv.x;
+              c1 = cv.y;
+            } else {
+              c0 = c[ci];
+              c1 = pair ? c[ci + 1] : 0.0f;
+            }
+          } else {
+            const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
+            if (pair && args.paired_access) {
+              const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
+              c0 = cv.x;
+              c1 = cv.y;
+            } else {
+              c0 = __bfloat162float(c[ci]);
+              c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
+            }
+          }
+          acc_w[4 * j + 2 * h] += c0;
+          acc_w[4 * j + 2 * h + 1] += c1;
+        }
+      }
+    };
+
     // Each wave's 64-row slab of this warpgroup, written in turn.
     auto write_slab = [&](const int w) {
       float* acc_w = acc + w * kAccs;
@@ -1110,6 +1171,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         uint8_t* out = smem_out + slab * kBlockN * 2;
         const int row0 = where.d_row0() + slab;
         if (!args.d_f32) {
+          // A bf16 C (D itself or not) is read here, before this slab's store can overwrite it.
+          if (args.c != nullptr) add_c(acc_w, w);
           if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
           p::named_barrier_sync(1 + warpgroup, 128);
 #pragma unroll
@@ -1172,45 +1235,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
         return;
       }
-      // C first, every element of this thread, then D: the loads issue back to back, and
-      // C may be D since each thread reads only what it writes.
-      if (args.c != nullptr && !(flags & kZero)) {
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = row_lo + w * T::kWaveRows + 8 * h;
-            const int col = n0 + 8 * j + col_in_group;
-            if (r < r_lo || r >= r_hi || col >= args.n) continue;
-            const bool pair = col + 1 < args.n;
-            const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
-            float c0 = 0.0f, c1 = 0.0f;
-            if (args.d_f32) {
-              const float* c = static_cast<const float*>(args.c);
-              if (pair && args.paired_access) {
-                const float2 cv = *reinterpret_cast<const float2*>(c + ci);
-                c0 = cv.x;
-                c1 = cv.y;
-              } else {
-                c0 = c[ci];
-                c1 = pair ? c[ci + 1] : 0.0f;
-              }
-            } else {
-              const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
-              if (pair && args.paired_access) {
-                const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
-                c0 = cv.x;
-                c1 = cv.y;
-              } else {
-                c0 = __bfloat162float(c[ci]);
-                c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
-              }
-            }
-            acc_w[4 * j + 2 * h] += c0;
-            acc_w[4 * j + 2 * h + 1] += c1;
-          }
-        }
-      }
+      if (args.c != nullptr && !(flags & kZero)) add_c(acc_w, w);
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
@@ -1297,7 +1322,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // an idle tile's is empty and writes nothing).  In the layouts' usual form, groups aligned
     // to BLOCK_M, that pass is all the work; the rest of a tile (padding rows, rows of a second
     // group) follows as described items, after this CTA's last tile.
-    const int units = args.m_blocks * args.n_blocks;
+    const int m_blocks = contiguous_m_blocks<kBlockM>(args);
+    const int units = m_blocks * args.n_blocks;
     int stage = 0;
     uint32_t phase = 0;
 #pragma unroll 1
@@ -1305,7 +1331,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       p::mbar_wait(&full[stage], phase);
       const int rows = info[stage].rows;  // read before the item releases its first stage
       int m_blk = 0, n_blk = 0;
-      band_tile(args, t, m_blk, n_blk);
+      band_tile(args, m_blocks, t, m_blk, n_blk);
       consume_item(stage, phase, 0, rows & 0xFFFF, rows >> 16, n_blk * kBlockN, args.num_k_blocks,
                    DenseItem{m_blk * kBlockM});
     }

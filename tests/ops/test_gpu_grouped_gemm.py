@@ -136,11 +136,18 @@ def test_psum_with_poisoned_gaps(zero_padding: bool) -> None:
     _check_psum_poisoned([300, 0, 129, 1, 512], 512, 1024, zero_padding)
 
 
-def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool) -> None:
+@pytest.mark.parametrize("zero_padding", [True, False])
+def test_psum_a_sized_for_the_worst_case(zero_padding: bool) -> None:
+    # A and D hold many more rows than the groups use (upstream's masked-as-psum form): the
+    # schedule stops at the last group's padded end; the rows after it are kept.
+    _check_psum_poisoned([200, 77, 0, 130], 384, 640, zero_padding, tail=3000)
+
+
+def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool, tail: int = 64) -> None:
     """A psum layout whose rows outside every group hold NaN/Inf bytes and NaN scales: group rows
     against float64 and free of NaN, gaps zero or kept, rows after the last group kept."""
     ends = _psum(sizes)
-    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN + 64
+    m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN + tail
     a, sfa, _ = _a(m, k)
     rows_of = torch.full((m,), -1, dtype=torch.long, device="cuda")
     gap = torch.zeros(m, dtype=torch.bool, device="cuda")
