@@ -101,6 +101,15 @@ constexpr const char* kVariantNames[] = {"m128c2", "m64c2",  "m128w4c1", "m64c2w
                                          "m32c4w", "m16c4w", "m32c4",    "m16c4",  "m64c1w",    "m64w4c1"};
 constexpr int kNumVariants = static_cast<int>(sizeof(kVariantNames) / sizeof(kVariantNames[0]));
 
+constexpr bool same_name(const char* x, const char* y) { return *x == *y && (*x == '\0' || same_name(x + 1, y + 1)); }
+
+// The index of a variant by name (-1: none), for the heuristic's picks.
+constexpr int variant_index(const char* name, int i = 0) {
+  return i == kNumVariants ? -1 : same_name(kVariantNames[i], name) ? i : variant_index(name, i + 1);
+}
+constexpr int kVariantM64C2W = variant_index("m64c2w"), kVariantM32C4W = variant_index("m32c4w");
+static_assert(kVariantM64C2W >= 0 && kVariantM32C4W >= 0, "the heuristic's variants are compiled");
+
 struct HcArgs {
   int m = 0, k = 0;
   int n_valid = 0;  // columns of this launch
@@ -579,7 +588,7 @@ HcPrenormPlan hc_prenorm_plan(const HcPrenormProblem& p, const HcPrenormConfig& 
   const int64_t ctas64 = ceil_div64(p.m, 64) * p.splits;
   const bool one_wave64 = ctas64 <= num_sms && 10 * ctas64 >= 9 * int64_t{num_sms};
   const bool heuristic = config.variant < 0 || config.variant >= kNumVariants;
-  const int variant = heuristic ? (one_wave64 ? 3 : 7) : config.variant;
+  const int variant = heuristic ? (one_wave64 ? kVariantM64C2W : kVariantM32C4W) : config.variant;
   const VariantInfo& v = kVariants[variant];
   plan.tma = true;
   plan.variant = variant;
