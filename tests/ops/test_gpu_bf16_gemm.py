@@ -2,7 +2,8 @@
 default).  The switch is read once per process, so the checks run in a fresh one: every BF16 tile
 with K-major operands forced in turn, split-K shapes included, on problems with ragged M and N
 edges, a K tail, more tiles than CTAs, and one K block per CTA of a split; bf16 D against float64
-A B^T, float32 D accumulating C = D, and repeated calls bitwise.  The kernel's config printout
+A B^T, float32 D accumulating C = D, bf16 D accumulating a bf16 C (D itself, or separate: bitwise
+the same), and repeated calls bitwise; then the NN and TN forms on every MN-major tile.  The kernel's config printout
 (DG_PRINT_CONFIGS=1) shows that each forced shape ran.  Skipped without a GPU."""
 
 from __future__ import annotations
