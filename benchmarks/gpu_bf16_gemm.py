@@ -7,7 +7,10 @@ Method as in gpu-targets.md: fresh random inputs, L2 flushed before every timed 
 median, calls interleaved; every shape is first checked against a float64 product.
 
     python benchmarks/gpu_bf16_gemm.py [--repeats 30] [--markdown out.md]
-    DG_BF16_GEMM_NATIVE=1 python benchmarks/gpu_bf16_gemm.py
+    DG_BF16_GEMM_NATIVE=1 python benchmarks/gpu_bf16_gemm.py [--tiles 64x64s2,128x64s2,128x128]
+
+`--tiles` (native path only) also times those forced tiles (DG_SM90_GEMM_CONFIG), each checked
+against the float64 product first, interleaved call by call with the heuristic's pick.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import os
 import statistics
 
 import torch
-from gpu_gemm import emit, environment, time_gpu, time_host
+from gpu_gemm import emit, environment, time_gpu, time_host, with_config
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -33,15 +36,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--tiles", default=None, help="BMxBN[sS],...: forced native tiles timed next to the pick")
     args = parser.parse_args()
+    tiles = args.tiles.split(",") if args.tiles else []
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     path = "native" if os.environ.get("DG_BF16_GEMM_NATIVE") == "1" else "cuBLAS"
+    if tiles and path != "native":
+        parser.error("--tiles forces native tiles: run with DG_BF16_GEMM_NATIVE=1")
     lines = [
         f"bf16_gemm_nt on {path}.",
         "",
-        "| shape | ours µs | torch µs | torch/ours | upstream µs | upstream/ours | host µs |",
-        "|" + "---|" * 7,
+        "| shape | ours µs | torch µs | torch/ours | upstream µs | upstream/ours | host µs |"
+        + "".join(f" {t} µs |" for t in tiles),
+        "|" + "---|" * (7 + len(tiles)),
     ]
     ratios = []
     for (m, n, k), upstream in UPSTREAM_US.items():
@@ -55,14 +63,19 @@ def main() -> None:
         def anchor(a: torch.Tensor = a, b: torch.Tensor = b) -> None:
             torch.matmul(a, b.t())
 
-        ours()
-        diff = calc_diff(d, a.double() @ b.double().t())
-        assert diff < 1e-5, f"{m}x{n}x{k}: calc_diff {diff}"
-        t_ours, t_torch = time_gpu([ours, anchor], args.repeats, flush)
+        ref = a.double() @ b.double().t()
+        for tile in [None, *tiles]:
+            d.fill_(float("nan"))
+            with_config(ours, tile)()
+            diff = calc_diff(d, ref)
+            assert diff < 1e-5, f"{m}x{n}x{k} ({tile or 'pick'}): calc_diff {diff}"
+        fns = [with_config(ours, None), anchor, *(with_config(ours, t) for t in tiles)]
+        t_ours, t_torch, *t_tiles = time_gpu(fns, args.repeats, flush)
+        with_config(lambda: None, None)()  # back to the heuristic's pick
         ratios.append(upstream / t_ours)
         line = (
             f"| {m}x{n}x{k} | {t_ours:.1f} | {t_torch:.1f} | {t_torch / t_ours:.3f} | {upstream} "
-            f"| {upstream / t_ours:.3f} | {time_host(ours, 50):.1f} |"
+            f"| {upstream / t_ours:.3f} | {time_host(ours, 50):.1f} |" + "".join(f" {t:.1f} |" for t in t_tiles)
         )
         print(line, flush=True)
         lines.append(line)
