@@ -1120,9 +1120,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
 
     // ---------------------------------------------------------------- epilogue
-    // C's elements of this thread added to its accumulators (bf16 or float32 C, as D): the loads
-    // issue back to back, and C may be D since each thread reads only what it later writes.
-    auto add_c = [&](float* acc_w, const int w) {
+    // fn(accumulator index, row of the item, column, whether column + 1 exists) for each pair of
+    // this thread's wave-w accumulators that lies inside the item's rows and D's columns.
+    auto for_each_pair = [&](const int w, auto&& fn) {
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
 #pragma unroll
@@ -1130,34 +1130,40 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           const int r = row_lo + w * T::kWaveRows + 8 * h;
           const int col = n0 + 8 * j + col_in_group;
           if (r < r_lo || r >= r_hi || col >= args.n) continue;
-          const bool pair = col + 1 < args.n;
-          const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
-          float c0 = 0.0f, c1 = 0.0f;
-          if (args.d_f32) {
-            const float* c = static_cast<const float*>(args.c);
-            if (pair && args.paired_access) {
-              const float2 cv = *reinterpret_cast<const float2*>(c + ci);
-              c0 = cv.x;
-              c1 = cv.y;
-            } else {
-              c0 = c[ci];
-              c1 = pair ? c[ci + 1] : 0.0f;
-            }
-          } else {
-            const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
-            if (pair && args.paired_access) {
-              const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
-              c0 = cv.x;
-              c1 = cv.y;
-            } else {
-              c0 = __bfloat162float(c[ci]);
-              c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
-            }
-          }
-          acc_w[4 * j + 2 * h] += c0;
-          acc_w[4 * j + 2 * h + 1] += c1;
+          fn(4 * j + 2 * h, r, col, col + 1 < args.n);
         }
       }
+    };
+    // C's elements of this thread added to its accumulators (bf16 or float32 C, as D): the loads
+    // issue back to back, and C may be D since each thread reads only what it later writes.
+    auto add_c = [&](float* acc_w, const int w) {
+      for_each_pair(w, [&](const int i, const int r, const int col, const bool pair) {
+        const int64_t ci = where.z() * args.c_group + static_cast<int64_t>(where.d_row0() + r) * args.ldc + col;
+        float c0 = 0.0f, c1 = 0.0f;
+        if (args.d_f32) {
+          const float* c = static_cast<const float*>(args.c);
+          if (pair && args.paired_access) {
+            const float2 cv = *reinterpret_cast<const float2*>(c + ci);
+            c0 = cv.x;
+            c1 = cv.y;
+          } else {
+            c0 = c[ci];
+            c1 = pair ? c[ci + 1] : 0.0f;
+          }
+        } else {
+          const __nv_bfloat16* c = static_cast<const __nv_bfloat16*>(args.c);
+          if (pair && args.paired_access) {
+            const float2 cv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(c + ci));
+            c0 = cv.x;
+            c1 = cv.y;
+          } else {
+            c0 = __bfloat162float(c[ci]);
+            c1 = pair ? __bfloat162float(c[ci + 1]) : 0.0f;
+          }
+        }
+        acc_w[i] += c0;
+        acc_w[i + 1] += c1;
+      });
     };
 
     // Each wave's 64-row slab of this warpgroup, written in turn.
@@ -1236,35 +1242,27 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         return;
       }
       if (args.c != nullptr && !(flags & kZero)) add_c(acc_w, w);
-#pragma unroll
-      for (int j = 0; j < kBlockN / 8; ++j) {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = row_lo + w * T::kWaveRows + 8 * h;
-          const int col = n0 + 8 * j + col_in_group;
-          if (r < r_lo || r >= r_hi || col >= args.n) continue;
-          const float v0 = acc_w[4 * j + 2 * h], v1 = acc_w[4 * j + 2 * h + 1];
-          const bool pair = col + 1 < args.n;
-          const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
-          if (args.d_f32) {
-            float* d = static_cast<float*>(args.d);
-            if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
-              *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
-            } else {
-              d[di] = v0;
-              if (pair) d[di + 1] = v1;
-            }
+      for_each_pair(w, [&](const int i, const int r, const int col, const bool pair) {
+        const float v0 = acc_w[i], v1 = acc_w[i + 1];
+        const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
+        if (args.d_f32) {
+          float* d = static_cast<float*>(args.d);
+          if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
+            *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
           } else {
-            __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
-            if (pair && args.paired_access) {
-              *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
-            } else {
-              d[di] = __float2bfloat16_rn(v0);
-              if (pair) d[di + 1] = __float2bfloat16_rn(v1);
-            }
+            d[di] = v0;
+            if (pair) d[di + 1] = v1;
+          }
+        } else {
+          __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
+          if (pair && args.paired_access) {
+            *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
+          } else {
+            d[di] = __float2bfloat16_rn(v0);
+            if (pair) d[di + 1] = __float2bfloat16_rn(v1);
           }
         }
-      }
+      });
     };
 #pragma unroll
     for (int w = 0; w < kWaves; ++w) write_slab(w);
