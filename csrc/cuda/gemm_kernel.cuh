@@ -31,16 +31,17 @@
 //   scratch accumulator, wait, release the stage, then fold the scratch into the float32
 //   accumulator scaled by SFA[row] * SFB[col block]: the scales are applied once per K
 //   block, in float32.  On an item's last K block they write its rows.
-// - Epilogue: 64-row slabs go through shared memory (64-byte swizzle, conflict free) and
-//   a TMA store when the item owns them (whole slabs, or any slab of a problem whose tiles
-//   end at the matrix or group boundary, which the 3-D output map clips).  bf16 without C
-//   is stored.  float32 is staged in two halves of the tile's columns, 16-column boxes,
-//   and either stored (no C) or reduce-added by the TMA unit onto D when C is D (the
-//   launcher first copies a separate C into D): D's old value plus the float32 tile,
-//   rounded once, which is C + A B^T exactly as the register path adds it, and each
-//   element is touched by one reduction, so the result is deterministic.  Anything else
-//   (bf16 with C, partial slabs of contiguous layouts, tiles with BLOCK_N % 32 != 0) is
-//   written from registers with bounds checks (C is read before D is written).
+// - Epilogue: 64-row slabs go through shared memory (swizzled, conflict free) and a TMA store
+//   when the item owns them (whole slabs, or any slab of a problem whose tiles end at the
+//   matrix or group boundary, which the 3-D output map clips).  bf16 is stored in boxes of 32
+//   columns (64-byte swizzle), or of 16 for a BF16 tile of an odd multiple of 16 columns
+//   (32-byte swizzle); a bf16 C is added in registers first.  float32 is staged in two halves
+//   of the tile's columns, 16-column boxes (BLOCK_N % 32 == 0), and either stored (no C) or
+//   reduce-added by the TMA unit onto D when C is D (the launcher first copies a separate C
+//   into D): D's old value plus the float32 tile, rounded once, which is C + A B^T exactly as
+//   the register path adds it, and each element is touched by one reduction, so the result is
+//   deterministic.  Anything else (partial slabs of contiguous layouts, widths the buffer does
+//   not take) is written from registers with bounds checks (C is read before D is written).
 // - Dense FP8 problems run a kernel of their own (sm90_fp8_gemm_dense_kernel) whose consumers
 //   walk the same tile order themselves, from kernel parameters and blockIdx, rather than from
 //   the stage descriptions: their loop state then stays in uniform registers.
@@ -143,7 +144,12 @@ struct Traits {
   static constexpr int kWaves = kBlockM / kWaveRows;
   static_assert(!(kBf16 && kWaves > 1), "BF16 tiles have one wave");
   static constexpr int kThreads = (kMathWarpgroups + 1) * 128;
-  static constexpr bool kOutViaSmem = kBlockN % 32 == 0;
+  // The output goes through a shared-memory buffer and the TMA unit: float32 D in boxes of 16
+  // columns over half the tile's columns at a time (BLOCK_N a multiple of 32), bf16 D in boxes of
+  // 32 columns, or of 16 where BLOCK_N is an odd multiple of 16 (BF16 operands only so far).
+  static constexpr bool kOutViaSmemF32 = kBlockN % 32 == 0;
+  static constexpr bool kOutViaSmem = kOutViaSmemF32 || (kBf16 && kBlockN % 16 == 0);
+  static constexpr int kOutBoxCols = kBlockN % 32 == 0 ? 32 : 16;  // bf16 D's box width
   static constexpr int kABytes = kBlockM * kBlockK;
   static constexpr int kBBytes = kBlockN * kBlockK;
   static constexpr int kSfbFloats = kSfbPerRow ? kBlockN : 4;
@@ -1181,14 +1187,18 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           if (args.c != nullptr) add_c(acc_w, w);
           if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
           p::named_barrier_sync(1 + warpgroup, 128);
+          // Boxes of 64 rows x kOutBoxCols columns: 64-byte rows with the 64-byte swizzle (16-byte
+          // unit u of row r at u ^ ((r >> 1) & 3)), or 32-byte rows with the 32-byte one (u ^ ((r >> 2) & 1)).
+          constexpr int kBoxCols = T::kOutBoxCols, kUnits = kBoxCols / 8, kBoxBytes = 64 * kBoxCols * 2;
 #pragma unroll
           for (int j = 0; j < kBlockN / 8; ++j) {
-            const int chunk = j / 4, unit16 = j % 4;
+            const int chunk = j / kUnits, unit16 = j % kUnits;
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int r = wg_warp * 16 + lane / 4 + 8 * h;
               const uint32_t v = pack_bf16x2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
-              const int offset = chunk * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 4) * 4;
+              const int swz = kUnits == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+              const int offset = chunk * kBoxBytes + r * (kBoxCols * 2) + ((unit16 ^ swz) * 16) + (lane % 4) * 4;
               *reinterpret_cast<uint32_t*>(out + offset) = v;
             }
           }
@@ -1196,8 +1206,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           p::named_barrier_sync(1 + warpgroup, 128);
           if (wg_thread == 0) {
 #pragma unroll
-            for (int q = 0; q < kBlockN / 32; ++q) {
-              if (n0 + q * 32 < args.n) tma_store_3d(&tm_d, out + q * 4096, n0 + q * 32, row0, where.z());
+            for (int q = 0; q < kBlockN / kBoxCols; ++q) {
+              const int col = n0 + q * kBoxCols;
+              if (col < args.n) tma_store_3d(&tm_d, out + q * kBoxBytes, col, row0, where.z());
             }
             p::tma_store_commit();
             stores_pending = true;
@@ -1205,41 +1216,44 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           return;
         }
         // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns
-        // (64-byte rows, 64-byte swizzle); two rounds.
-        constexpr int kHalfJ = kBlockN / 16;  // 8-column groups per half
+        // (64-byte rows, 64-byte swizzle); two rounds.  (Other widths: the host keeps float32 D
+        // off this path.)
+        if constexpr (T::kOutViaSmemF32) {
+          constexpr int kHalfJ = kBlockN / 16;  // 8-column groups per half
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
-          p::named_barrier_sync(1 + warpgroup, 128);
+          for (int half = 0; half < 2; ++half) {
+            if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+            p::named_barrier_sync(1 + warpgroup, 128);
 #pragma unroll
-          for (int jj = 0; jj < kHalfJ; ++jj) {
-            const int j = half * kHalfJ + jj;
-            const int box = jj / 2, unit16 = 2 * (jj % 2) + (lane % 4) / 2;
+            for (int jj = 0; jj < kHalfJ; ++jj) {
+              const int j = half * kHalfJ + jj;
+              const int box = jj / 2, unit16 = 2 * (jj % 2) + (lane % 4) / 2;
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = wg_warp * 16 + lane / 4 + 8 * h;
-              const int offset = box * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 2) * 8;
-              *reinterpret_cast<float2*>(out + offset) = make_float2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
-            }
-          }
-          p::fence_async_shared();
-          p::named_barrier_sync(1 + warpgroup, 128);
-          if (wg_thread == 0) {
-#pragma unroll
-            for (int q = 0; q < kBlockN / 32; ++q) {
-              const int col = n0 + half * (kBlockN / 2) + q * 16;
-              if (col >= args.n) continue;
-              if (args.out_add) {
-                tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
-              } else {
-                tma_store_3d(&tm_d, out + q * 4096, col, row0, where.z());
+              for (int h = 0; h < 2; ++h) {
+                const int r = wg_warp * 16 + lane / 4 + 8 * h;
+                const int offset = box * 4096 + r * 64 + ((unit16 ^ ((r >> 1) & 3)) * 16) + (lane % 2) * 8;
+                *reinterpret_cast<float2*>(out + offset) = make_float2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
               }
             }
-            p::tma_store_commit();
-            stores_pending = true;
+            p::fence_async_shared();
+            p::named_barrier_sync(1 + warpgroup, 128);
+            if (wg_thread == 0) {
+#pragma unroll
+              for (int q = 0; q < kBlockN / 32; ++q) {
+                const int col = n0 + half * (kBlockN / 2) + q * 16;
+                if (col >= args.n) continue;
+                if (args.out_add) {
+                  tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
+                } else {
+                  tma_store_3d(&tm_d, out + q * 4096, col, row0, where.z());
+                }
+              }
+              p::tma_store_commit();
+              stores_pending = true;
+            }
           }
+          return;
         }
-        return;
       }
       if (args.c != nullptr && !(flags & kZero)) add_c(acc_w, w);
       for_each_pair(w, [&](const int i, const int r, const int col, const bool pair) {
