@@ -11,13 +11,14 @@
 #include "cuda/gemm_launch.cuh"
 
 namespace deep_gemm::cuda::gemm_detail {
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit>
-int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::stages() {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit, int kCast>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::stages() {
   return 0;  // (not part of the choice)
 }
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(const GemmProblem&, const GemmConfig&,
-                                                                                cudaStream_t) {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit, int kCast>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::launch(const GemmProblem&,
+                                                                                       const GemmConfig&,
+                                                                                       cudaStream_t) {
   return cudaErrorNotSupported;
 }
 }  // namespace deep_gemm::cuda::gemm_detail
@@ -25,6 +26,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
 DG_GEMM_SHAPES(DG_GEMM_INSTANTIATE)
 DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_INSTANTIATE_SPLIT)
 DG_BF16_GEMM_SHAPES_SPLIT(DG_GEMM_INSTANTIATE_BF16_SPLIT)
+DG_BF16_GEMM_SHAPES_CAST(DG_GEMM_INSTANTIATE_BF16_CAST)
 
 using deep_gemm::cuda::GemmConfig;
 using deep_gemm::cuda::GemmLayout;

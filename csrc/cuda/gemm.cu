@@ -22,23 +22,29 @@ struct Compiled {
   bool bf16;
   int majors;  // MN-major operands: bit 0 A, bit 1 B
   int split;  // CTAs (a cluster) per tile, each summing a part of K
+  int cast;  // multicast pairs (dense BF16): 1 sharing A, 2 sharing B
   int (*stages)();
   cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
 
 // clang-format off
 #define DG_GEMM_ENTRY(BM, BN, ROW, BF16, MAJ) \
-  Compiled{BM, BN, ROW, BF16, MAJ, 1, &Shape<BM, BN, ROW, BF16, MAJ>::stages, &Shape<BM, BN, ROW, BF16, MAJ>::launch},
+  Compiled{BM, BN, ROW, BF16, MAJ, 1, 0, &Shape<BM, BN, ROW, BF16, MAJ>::stages, &Shape<BM, BN, ROW, BF16, MAJ>::launch},
 #define DG_GEMM_SPLIT_ENTRY(BM, BN, SPLIT) \
-  Compiled{BM, BN, false, false, 0, SPLIT, &Shape<BM, BN, false, false, 0, SPLIT>::stages, \
+  Compiled{BM, BN, false, false, 0, SPLIT, 0, &Shape<BM, BN, false, false, 0, SPLIT>::stages, \
            &Shape<BM, BN, false, false, 0, SPLIT>::launch},
 #define DG_GEMM_BF16_SPLIT_ENTRY(BM, BN, SPLIT) \
-  Compiled{BM, BN, false, true, 0, SPLIT, &Shape<BM, BN, false, true, 0, SPLIT>::stages, \
+  Compiled{BM, BN, false, true, 0, SPLIT, 0, &Shape<BM, BN, false, true, 0, SPLIT>::stages, \
            &Shape<BM, BN, false, true, 0, SPLIT>::launch},
+#define DG_GEMM_BF16_CAST_ENTRY(BM, BN, CAST) \
+  Compiled{BM, BN, false, true, 0, 1, CAST, &Shape<BM, BN, false, true, 0, 1, CAST>::stages, \
+           &Shape<BM, BN, false, true, 0, 1, CAST>::launch},
 // clang-format on
 const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_SPLIT_ENTRY)
-                                  DG_BF16_GEMM_SHAPES_SPLIT(DG_GEMM_BF16_SPLIT_ENTRY)};
+                                  DG_BF16_GEMM_SHAPES_SPLIT(DG_GEMM_BF16_SPLIT_ENTRY)
+                                      DG_BF16_GEMM_SHAPES_CAST(DG_GEMM_BF16_CAST_ENTRY)};
 #undef DG_GEMM_ENTRY
+#undef DG_GEMM_BF16_CAST_ENTRY
 #undef DG_GEMM_SPLIT_ENTRY
 #undef DG_GEMM_BF16_SPLIT_ENTRY
 
@@ -141,21 +147,27 @@ bool usable(const GemmProblem& p, const Compiled& c) {
       (p.layout != GemmLayout::kDense || (!bf16 && p.sfb_gran_n != 128) || (p.k + k_block - 1) / k_block < c.split)) {
     return false;
   }
+  // Multicast pairs: dense BF16 problems with K-major operands.
+  if (c.cast != 0 && p.layout != GemmLayout::kDense) return false;
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 
-// DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128), or BMxBNsS for a split-K shape (64x64s2), forces
-// one compiled shape when it fits.
+// DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128), BMxBNsS for a split-K shape (64x64s2), or BMxBNma /
+// BMxBNmb for a multicast pair sharing A / B (128x256mb), forces one compiled shape when it fits.
 const Compiled* override_shape(const GemmProblem& p) {
   const char* env = std::getenv("DG_SM90_GEMM_CONFIG");
   if (env == nullptr || *env == '\0') return nullptr;
-  int bm = 0, bn = 0, split = 1;
-  const int read = std::sscanf(env, "%dx%ds%d", &bm, &bn, &split);
-  if (read < 2) return nullptr;
-  if (read == 2) split = 1;
+  int bm = 0, bn = 0, split = 1, cast = 0, used = 0;
+  if (std::sscanf(env, "%dx%d%n", &bm, &bn, &used) < 2) return nullptr;
+  const std::string rest = env + used;
+  if (rest == "ma" || rest == "mb") {
+    cast = rest == "ma" ? 1 : 2;
+  } else if (!rest.empty() && std::sscanf(rest.c_str(), "s%d", &split) != 1) {
+    return nullptr;
+  }
   for (const auto& c : kCompiled) {
-    if (c.block_m == bm && c.block_n == bn && c.split == split && usable(p, c)) return &c;
+    if (c.block_m == bm && c.block_n == bn && c.split == split && c.cast == cast && usable(p, c)) return &c;
   }
   return nullptr;
 }
@@ -171,6 +183,8 @@ const Compiled* choose(const GemmProblem& p) {
     // with n x k = 15 MB (2112 x 7168: 13.4 against 15.8 us at m = 64) and lost from 29 MB on
     // (4096 x 7168: 17.9 against 17.6 us), where reading B once takes over half the call.
     if (c.split > 1 && static_cast<double>(p.n) * p.k > kSplitMaxBBytes) continue;
+    // Multicast pairs run only when forced, until measured (docs/performance.md).
+    if (c.cast != 0) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
     // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster
@@ -195,11 +209,15 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   cfg.stages = c.stages();
   cfg.swizzle = 8;
   cfg.split = c.split;
+  cfg.cast = c.cast;
   // Masked problems size their schedule on the device: every SM gets a producer.
-  const int64_t tiles = p.layout == GemmLayout::kMasked ? p.num_sms
-                                                        : static_cast<int64_t>(ceil_div(p.m, c.block_m)) *
-                                                              ceil_div(p.n, c.block_n) * tile_groups(p);
-  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms / c.split)));
+  // Multicast pairs: the units are pairs of neighbouring tiles, a cluster of two CTAs each.
+  const int m_units = c.cast == 2 ? ceil_div(ceil_div(p.m, c.block_m), 2) : ceil_div(p.m, c.block_m);
+  const int n_units = c.cast == 1 ? ceil_div(ceil_div(p.n, c.block_n), 2) : ceil_div(p.n, c.block_n);
+  const int64_t tiles =
+      p.layout == GemmLayout::kMasked ? p.num_sms : static_cast<int64_t>(m_units) * n_units * tile_groups(p);
+  const int per_cluster = c.cast != 0 ? 2 : c.split;
+  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms / per_cluster)));
   return cfg;
 }
 
@@ -294,9 +312,12 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
     std::fprintf(stderr,
-                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d split=%d stages=%d ctas=%d\n",
-                 static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n, cfg.split,
-                 cfg.stages, cfg.num_ctas);
+                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d%s split=%d stages=%d ctas=%d\n",
+                 static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
+                 cfg.cast == 1   ? "ma"
+                 : cfg.cast == 2 ? "mb"
+                                 : "",
+                 cfg.split, cfg.stages, cfg.num_ctas);
   }
   return c->launch(p, cfg, stream);
 }

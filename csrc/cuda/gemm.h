@@ -94,13 +94,14 @@ struct GemmConfig {
   int swizzle = 0;  // N-units per band of the tile order
   int num_ctas = 0;  // persistent CTAs launched (split K: clusters, each of `split` CTAs)
   int split = 1;  // CTAs per tile (a cluster), each summing a part of K
+  int cast = 0;  // dense BF16 in multicast pairs: 1 sharing A, 2 sharing B (num_ctas: pairs)
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.
 std::string gemm_unsupported(const GemmProblem& p);
 
 // The configuration the launcher will use: a pure function of the problem's shape, SFB
-// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN or BMxBNs2
+// granularity, output dtype, group layout and num_sms (and of DG_SM90_GEMM_CONFIG=BMxBN, BMxBNs2, BMxBNma or BMxBNmb
 // when set, a tuning override).
 GemmConfig gemm_config(const GemmProblem& p);
 

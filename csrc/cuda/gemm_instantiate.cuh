@@ -14,8 +14,8 @@
 
 namespace deep_gemm::cuda::gemm_detail {
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit>
-int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::stages() {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit, int kCast>
+int Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::stages() {
   return Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>::kStages;
 }
 
@@ -61,11 +61,15 @@ inline bool make_map_3d(CUtensorMap* map, CUtensorMapDataType dtype, int elem_by
                 swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit>
-cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(const GemmProblem& p,
-                                                                                const GemmConfig& cfg,
-                                                                                cudaStream_t stream) {
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit, int kCast>
+cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::launch(const GemmProblem& p,
+                                                                                       const GemmConfig& cfg,
+                                                                                       cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
+  static_assert(kCast == 0 || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: dense BF16, K-major");
+  if constexpr (kCast != 0) {
+    if (p.layout != GemmLayout::kDense) return cudaErrorNotSupported;
+  }
   if constexpr (kSplit > 1) {
     if (p.layout != GemmLayout::kDense || (p.k + T::kBlockKValues - 1) / T::kBlockKValues < kSplit) {
       return cudaErrorNotSupported;
@@ -102,14 +106,14 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
     // one K block x 64 (the producer loads a tile's 64-wide slices one by one).
     const bool ok_a = kMnA ? make_map_3d(&tm_a, ab, ab_bytes, p.a, rows, p.k, zs, p.lda, a_z, 64, T::kBlockKValues,
                                          CU_TENSOR_MAP_SWIZZLE_128B)
-                           : make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues, kBlockM,
-                                         CU_TENSOR_MAP_SWIZZLE_128B);
+                           : make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues,
+                                         kCast == 1 ? kBlockM / 2 : kBlockM, CU_TENSOR_MAP_SWIZZLE_128B);
     // An MN-major B is always [groups, k, n] (its K tails must not reach the next group).
     const int64_t b_group_mn = p.b_group != 0 ? p.b_group : static_cast<int64_t>(p.k) * p.ldb;
     const bool ok_b = kMnB ? make_map_3d(&tm_b, ab, ab_bytes, p.b, p.n, p.k, p.groups, p.ldb, b_group_mn, 64,
                                          T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B)
                            : make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues,
-                                         kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
+                                         kCast == 2 ? kBlockN / 2 : kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
     if (!ok_a || !ok_b) return cudaErrorInvalidValue;
   }
 
@@ -194,11 +198,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
   launch.blockDim = dim3(T::kThreads);
   launch.dynamicSmemBytes = T::kSmemBytes;
   launch.stream = stream;
-  if constexpr (kSplit > 1) {
+  if constexpr (kSplit > 1 || kCast != 0) {
     static_assert(kMajors == 0 && !kSfbPerRow, "split K: K-major operands, 128x128 SFB blocks (FP8)");
-    // One tile per cluster of kSplit CTAs, each taking a part of its K blocks.
+    // Split K: one tile per cluster of kSplit CTAs, each taking a part of its K blocks.
+    // Multicast pairs: one pair of tiles per cluster of two.
+    constexpr int kClusterSize = kSplit > 1 ? kSplit : 2;
     auto* split_kernel = [] {
-      if constexpr (kBf16) {
+      if constexpr (kCast != 0) {
+        return &sm90_bf16_gemm_multicast_kernel<kBlockM, kBlockN, kCast>;
+      } else if constexpr (kBf16) {
         return &sm90_bf16_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
       } else {
         return &sm90_fp8_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
@@ -209,7 +217,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
     if (split_attr != cudaSuccess) return split_attr;
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = kSplit;
+    cluster.val.clusterDim.x = kClusterSize;
     cluster.val.clusterDim.y = 1;
     cluster.val.clusterDim.z = 1;
     launch.attrs = &cluster;
@@ -221,16 +229,18 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit>::launch(
     int resident = cfg.num_ctas;
     if (cudaGetDevice(&device) == cudaSuccess && device >= 0 && device < 64) {
       if (resident_of[device] == 0) {
-        launch.gridDim = dim3(static_cast<unsigned>(kSplit * resident));
+        launch.gridDim = dim3(static_cast<unsigned>(kClusterSize * resident));
         int found = 0;
         resident_of[device] =
             cudaOccupancyMaxActiveClusters(&found, split_kernel, &launch) == cudaSuccess && found > 0 ? found : -1;
       }
       if (resident_of[device] > 0) resident = std::min(resident, resident_of[device]);
     }
-    const int64_t tiles = static_cast<int64_t>(args.m_blocks) * args.n_blocks;
-    const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(tiles, resident));
-    launch.gridDim = dim3(static_cast<unsigned>(kSplit * clusters));
+    const int64_t units = kCast == 1   ? static_cast<int64_t>(args.m_blocks) * ((args.n_blocks + 1) / 2)
+                          : kCast == 2 ? static_cast<int64_t>((args.m_blocks + 1) / 2) * args.n_blocks
+                                       : static_cast<int64_t>(args.m_blocks) * args.n_blocks;
+    const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(units, resident));
+    launch.gridDim = dim3(static_cast<unsigned>(kClusterSize * clusters));
     return cudaLaunchKernelEx(&launch, split_kernel, tm_a, tm_b, tm_d, args);
   } else {
     // (A split shape compiles its split kernel alone.)

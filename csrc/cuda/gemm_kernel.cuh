@@ -48,6 +48,9 @@
 // - Split K (sm90_fp8_gemm_split_k_kernel, dense FP8; sm90_bf16_gemm_split_k_kernel, dense
 //   BF16): two CTAs of a cluster share each tile, one half of its K blocks each; the second's
 //   partial tile reaches the first through shared memory (Note [split K in a cluster]).
+// - Multicast pairs (sm90_bf16_gemm_multicast_kernel, dense BF16): two CTAs of a cluster take
+//   neighbouring tiles in step and load the operand they share once, half each, into both
+//   (Note [multicast pairs]).
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -252,6 +255,17 @@ __device__ __forceinline__ void tma_load_3d(const CUtensorMap* map, uint64_t* ba
       : "memory");
 }
 
+// tma_load_3d into the same offset of every CTA of the cluster in `cta_mask`, each completing
+// the bytes on its own barrier at `bar`'s offset.
+__device__ __forceinline__ void tma_load_3d_multicast(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0,
+                                                      int32_t c1, int32_t c2, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4, %5}], [%2], %6;" ::"r"(sm90::smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(sm90::smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
 __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
                                              int32_t c2) {
   asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
@@ -269,15 +283,53 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
                : "memory");
 }
 
-// Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
-__device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, int r, int& m_blk, int& n_blk) {
-  const int band = args.swizzle * m_blocks;
+// Unit r of a grid of m_blocks x n_blocks units, in bands of `swizzle` N units.
+__device__ __forceinline__ void band_unit(int swizzle, int m_blocks, int n_blocks, int r, int& m_blk, int& n_blk) {
+  const int band = swizzle * m_blocks;
   const int group = r / band;
   const int rest = r - group * band;
-  const int first = group * args.swizzle;
-  const int width = min(args.swizzle, args.n_blocks - first);
+  const int first = group * swizzle;
+  const int width = min(swizzle, n_blocks - first);
   m_blk = rest / width;
   n_blk = first + (rest - m_blk * width);
+}
+
+// Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
+__device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, int r, int& m_blk, int& n_blk) {
+  band_unit(args.swizzle, m_blocks, args.n_blocks, r, m_blk, n_blk);
+}
+
+// Note [multicast pairs]: a dense BF16 kernel may run in clusters of two CTAs that take
+// neighbouring tiles in step and share one operand's K blocks: kCastA, tiles side by side
+// along N (the same A rows), kCastB, one above the other along M (the same B rows).  Each CTA
+// loads its own operand whole and half of the shared one, which the TMA unit writes into both
+// CTAs' shared memory (multicast); a stage is free again once the consumers of both CTAs have
+// released it.  The units walked are pairs of tiles, in the dense order's bands; a pair's
+// second tile may lie past the matrix (an odd tile count), and then it loads zeros, feeds its
+// partner's half, and writes nothing.
+constexpr int kCastNone = 0, kCastA = 1, kCastB = 2;
+
+template <int kCast>
+__device__ __forceinline__ int dense_units(const KernelArgs& args) {
+  if constexpr (kCast == kCastA) return args.m_blocks * ((args.n_blocks + 1) / 2);
+  if constexpr (kCast == kCastB) return (args.m_blocks + 1) / 2 * args.n_blocks;
+  return args.m_blocks * args.n_blocks;
+}
+
+// The tile of CTA `rank` of a cluster in unit r (rank 0 without clusters).
+template <int kCast>
+__device__ __forceinline__ void dense_tile(const KernelArgs& args, int r, int rank, int& m_blk, int& n_blk) {
+  if constexpr (kCast == kCastA) {
+    int pair = 0;
+    band_unit(max(1, args.swizzle / 2), args.m_blocks, (args.n_blocks + 1) / 2, r, m_blk, pair);
+    n_blk = 2 * pair + rank;
+  } else if constexpr (kCast == kCastB) {
+    int pair = 0;
+    band_unit(args.swizzle, (args.m_blocks + 1) / 2, args.n_blocks, r, pair, n_blk);
+    m_blk = 2 * pair + rank;
+  } else {
+    band_tile(args, args.m_blocks, r, m_blk, n_blk);
+  }
 }
 
 __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
@@ -312,9 +364,10 @@ __device__ __forceinline__ void split_k_range(int k_blocks, int rank, int split,
 }
 
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0, int kSplit = 1>
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0, int kSplit = 1, int kCast = kCastNone>
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
+  static_assert(kCast == kCastNone || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: dense BF16, K-major");
   const CUtensorMap* tm_a;
   const CUtensorMap* tm_b;
   const KGroupTable* table;  // K-grouped problems only
@@ -323,6 +376,7 @@ struct Producer {
   int lane;
   int stage = 0;
   uint32_t phase = 0;
+  int cast_rank = 0;  // this CTA's rank in its multicast pair
 
   __device__ __forceinline__ uint8_t* smem_a() const { return smem; }
   __device__ __forceinline__ uint8_t* smem_b() const { return smem + T::kOffB; }
@@ -414,9 +468,20 @@ struct Producer {
     for (int kb = 0; kb < k_blocks; ++kb) {
       open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
       if (lane == 0) {
-        load_operand<(kMajors & kMnMajorA) != 0, kBlockM>(ma, smem_a() + stage * T::kABytes, kk, a_row0, z_ab);
-        load_operand<(kMajors & kMnMajorB) != 0, kBlockN>(mb, smem_b() + stage * T::kBBytes, kk, b_row0,
-                                                          z_ab + z_b_extra);
+        if constexpr (kCast == kCastA) {
+          // This CTA's half of the pair's A rows, into both CTAs (the map's box is half a tile).
+          tma_load_3d_multicast(ma, &full()[stage], smem_a() + stage * T::kABytes + cast_rank * (T::kABytes / 2),
+                                kk * T::kBlockKValues, a_row0 + cast_rank * (kBlockM / 2), z_ab, 0x3);
+        } else {
+          load_operand<(kMajors & kMnMajorA) != 0, kBlockM>(ma, smem_a() + stage * T::kABytes, kk, a_row0, z_ab);
+        }
+        if constexpr (kCast == kCastB) {
+          tma_load_3d_multicast(mb, &full()[stage], smem_b() + stage * T::kBBytes + cast_rank * (T::kBBytes / 2),
+                                kk * T::kBlockKValues, b_row0 + cast_rank * (kBlockN / 2), z_ab, 0x3);
+        } else {
+          load_operand<(kMajors & kMnMajorB) != 0, kBlockN>(mb, smem_b() + stage * T::kBBytes, kk, b_row0,
+                                                            z_ab + z_b_extra);
+        }
       }
       if (++kk == args.num_k_blocks && args.kind == kBatchSum) {
         kk = 0;
@@ -625,14 +690,16 @@ struct Producer {
 
   // A dense problem's tiles (the dense kernel: no other kind's schedule is compiled in).  Split
   // K: cluster `cta` of num_ctas walks the tiles, this CTA loading its part of their K blocks.
-  __device__ void run_dense(int cta, int num_ctas, int split_rank = 0) {
-    const int units = args.m_blocks * args.n_blocks;
+  // Multicast pairs: cluster `cta` walks the pairs, this CTA (cluster_rank) one tile of each.
+  __device__ void run_dense(int cta, int num_ctas, int cluster_rank = 0) {
+    const int units = dense_units<kCast>(args);
     int k_begin = 0, k_count = args.num_k_blocks;
-    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, split_rank, kSplit, k_begin, k_count);
+    if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, cluster_rank, kSplit, k_begin, k_count);
+    if constexpr (kCast != kCastNone) cast_rank = cluster_rank;
 #pragma unroll 1
     for (int t = cta; t < units; t += num_ctas) {
       int m_blk = 0, n_blk = 0;
-      tile_of(t, m_blk, n_blk);
+      dense_tile<kCast>(args, t, cluster_rank, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       if constexpr (kSplit > 1) {
         load(tm_a, tm_b, m0, n0, 0, m0, 0, n0, 0, min(kBlockM, args.m - m0), k_count, args.sfa, m0, args.sfb, k_begin,
@@ -742,11 +809,15 @@ struct Producer {
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
-          int kSplit = 1>
+          int kSplit = 1, int kCast = kCastNone>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
   static_assert(kSplit == 1 || kSchedule == kScheduleDense, "split K serves the dense kernel");
+  static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
+  // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
+  constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
+  constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
 
@@ -768,9 +839,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   float4* red = reinterpret_cast<float4*>(smem + T::kOffRed);
   uint64_t* red_full = reinterpret_cast<uint64_t*>(smem + T::kOffRedBar);
   uint64_t* red_empty = red_full + 1;
-  const uint32_t split_rank = kSplit > 1 ? p::cluster_cta_rank() : 0;
-  const int split_cluster = static_cast<int>(blockIdx.x) / kSplit;
-  const int split_clusters = static_cast<int>(gridDim.x) / kSplit;
+  const uint32_t split_rank = kCluster ? p::cluster_cta_rank() : 0;  // (a multicast pair's rank too)
+  const int split_cluster = static_cast<int>(blockIdx.x) / kClusterSize;
+  const int split_clusters = static_cast<int>(gridDim.x) / kClusterSize;
 
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
@@ -783,7 +854,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       p::mbar_init(&full[s], 1 + 32);  // the producer's expect_tx, and 32 lanes' scale copies
-      p::mbar_init(&empty[s], T::kMathWarpgroups * 4);
+      // Every consumer warp's release (of both CTAs of a multicast pair).
+      p::mbar_init(&empty[s], T::kMathWarpgroups * 4 * (kCast != kCastNone ? 2 : 1));
     }
     if constexpr (kSplit > 1) {
       p::mbar_init(red_full, 1);
@@ -794,7 +866,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     if constexpr (kSplit > 1) p::mbar_arrive_expect_tx(red_full, T::kRedBytes);
   }
   __syncthreads();
-  if constexpr (kSplit > 1) p::cluster_sync();  // the other CTA's barriers are initialised
+  if constexpr (kCluster) p::cluster_sync();  // the other CTA's barriers are initialised
 
   if (warpgroup == T::kMathWarpgroups) {
     // ---------------------------------------------------------------- producer
@@ -804,8 +876,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
-      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit> producer{&tm_a, &tm_b, table, args, smem, lane};
-      if constexpr (kSplit > 1) {
+      Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> producer{&tm_a, &tm_b, table,
+                                                                                     args,  smem,  lane};
+      if constexpr (kCluster) {
         producer.run_dense(split_cluster, split_clusters, static_cast<int>(split_rank));
       } else if constexpr (kSchedule == kScheduleDense) {
         producer.run_dense(blockIdx.x, gridDim.x);
@@ -816,7 +889,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
     }
     // Neither CTA of a cluster leaves while the other may still reach its shared memory.
-    if constexpr (kSplit > 1) p::cluster_sync();
+    if constexpr (kCluster) p::cluster_sync();
     return;
   }
 
@@ -903,6 +976,15 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       if (lane == 0) p::mbar_arrive(&empty[stage]);
       advance();
     }
+    // A BF16 stage's release: this warp is done with it (in both CTAs of a multicast pair,
+    // whose producers both write into it).
+    [[maybe_unused]] auto release = [&](const int st) {
+      __syncwarp();
+      if (lane == 0) {
+        p::mbar_arrive(&empty[st]);
+        if constexpr (kCast != kCastNone) p::mbar_arrive_remote(&empty[st], split_rank ^ 1u);
+      }
+    };
     if constexpr (kBf16) {
       // One float32 accumulation over K: each K block's wgmmas go straight into `acc`, and
       // the stage of the block before is released once its group has retired (one group
@@ -921,20 +1003,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
         p::wgmma_commit();
         p::wgmma_wait<1>();
-        if (prev_stage >= 0) {
-          __syncwarp();
-          if (lane == 0) p::mbar_arrive(&empty[prev_stage]);
-        }
+        if (prev_stage >= 0) release(prev_stage);
         prev_stage = stage;
         advance();
       }
       p::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < kBlockN / 2; ++i) p::fence_operand(acc[i]);
-      if (prev_stage >= 0) {
-        __syncwarp();
-        if (lane == 0) p::mbar_arrive(&empty[prev_stage]);
-      }
+      if (prev_stage >= 0) release(prev_stage);
     }
     // Note [paired K blocks]: a 64-row FP8 tile of one MMA chunk per K block (BLOCK_N <= 96,
     // SFB per block) issues two K blocks' MMAs back to back, each into its own scratch buffer,
@@ -1311,9 +1387,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // four R2UR (docs/performance.md, third H200 session).  This is a kernel of its own: with
     // both schedules in one function the compiler left both in per-thread registers.
     // Split K: the cluster's tiles, this CTA's part of their K blocks.
-    const int units = args.m_blocks * args.n_blocks;
-    const int first = kSplit > 1 ? split_cluster : static_cast<int>(blockIdx.x);
-    const int step = kSplit > 1 ? split_clusters : static_cast<int>(gridDim.x);
+    const int units = dense_units<kCast>(args);
+    const int first = kCluster ? split_cluster : static_cast<int>(blockIdx.x);
+    const int step = kCluster ? split_clusters : static_cast<int>(gridDim.x);
     int k_begin = 0, k_count = args.num_k_blocks;
     if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, static_cast<int>(split_rank), kSplit, k_begin, k_count);
     int stage = 0;
@@ -1322,7 +1398,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     for (int t = first; t < units; t += step) {
       p::mbar_wait(&full[stage], phase);
       int m_blk = 0, n_blk = 0;
-      band_tile(args, t, m_blk, n_blk);
+      dense_tile<kCast>(args, t, static_cast<int>(split_rank), m_blk, n_blk);
       const int m0 = m_blk * kBlockM;
       consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, k_count, DenseItem{m0});
     }
@@ -1352,7 +1428,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     described_items(0, 0u);
   }
   if (stores_pending) p::tma_store_wait_all();
-  if constexpr (kSplit > 1) p::cluster_sync();
+  if constexpr (kCluster) p::cluster_sync();
 }
 
 // Kernel names, so that profiles tell the families apart (`fp8_gemm`, `bf16_gemm`, ...).
@@ -1417,6 +1493,15 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThread
     sm90_bf16_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                 const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, kMajors>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// Dense BF16 (K-major operands) in multicast pairs: clusters of two CTAs on neighbouring tiles,
+// sharing A (kCastA) or B (kCastB) (Note [multicast pairs]).
+template <int kBlockM, int kBlockN, int kCast>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_multicast_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                                    const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, 0, 1, kCast>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped contiguous BF16 (row ids or psum; B K-major or MN-major): the uniform first pass.

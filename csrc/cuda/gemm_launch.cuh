@@ -84,12 +84,19 @@ cudaError_t build_k_group_tables(void* workspace, const CUtensorMap& a_template,
 // Dense BF16 split K across a cluster: Z(BLOCK_M, BLOCK_N, CTAs per tile).
 #define DG_BF16_GEMM_SHAPES_SPLIT(Z) \
   Z(64, 64, 2) Z(64, 128, 2) Z(128, 64, 2)
+// Dense BF16 (K-major operands) in multicast pairs: W(BLOCK_M, BLOCK_N, 1 sharing A along N or
+// 2 sharing B along M).
+// Measured on the H200 (twelfth session) at 0.76-1.01 of the same tile without pairs on the six
+// benchmark shapes, so the heuristic never picks them; they stay compiled as forced configs
+// ("128x128ma", "128x256mb") for the grouped BF16 families to build on.
+#define DG_BF16_GEMM_SHAPES_CAST(W) W(128, 128, 1) W(128, 256, 2)
 #define DG_GEMM_SHAPES(X) \
   DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_BM256(X) DG_FP8_GEMM_SHAPES_ROW(X) \
   DG_BF16_GEMM_SHAPES(X) DG_BF16_GEMM_SHAPES_NARROW(X) DG_BF16_MN_GEMM_SHAPES(X)
 // clang-format on
 
-template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit = 1>
+// kCast: dense BF16 in multicast pairs (1: sharing A, 2: sharing B; see Note [multicast pairs]).
+template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit = 1, int kCast = 0>
 struct Shape {
   static int stages();
   static cudaError_t launch(const GemmProblem& p, const GemmConfig& cfg, cudaStream_t stream);
@@ -105,3 +112,5 @@ struct Shape {
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, SPLIT>;
 #define DG_GEMM_INSTANTIATE_BF16_SPLIT(BM, BN, SPLIT) \
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, SPLIT>;
+#define DG_GEMM_INSTANTIATE_BF16_CAST(BM, BN, CAST) \
+  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, 1, CAST>;

@@ -1,7 +1,7 @@
 """Dense BF16 GEMMs on the native sm90a kernel (the `DG_BF16_GEMM_NATIVE=1` path; cuBLAS is the
 default).  The switch is read once per process, so the checks run in a fresh one: every BF16 tile
 with K-major operands forced in turn, split-K shapes included, on problems with ragged M and N
-edges, a K tail, more tiles than CTAs, and one K block per CTA of a split; bf16 D against float64
+edges (multicast pairs whose second tile lies past the matrix), a K tail, more tiles than CTAs, and one K block per CTA of a split; bf16 D against float64
 A B^T, float32 D accumulating C = D, bf16 D accumulating a bf16 C (D itself, or separate: bitwise
 the same), and repeated calls bitwise; then the NN and TN forms on every MN-major tile.  The kernel's config printout
 (DG_PRINT_CONFIGS=1) shows that each forced shape ran.  Skipped without a GPU."""
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.gpu
 
 _SCRIPT = r"""
 import os
+import re
 import sys
 
 import torch
@@ -30,7 +31,7 @@ from deep_gemm.testing import calc_diff
 torch.manual_seed(3)
 for shape in sys.argv[1].split(","):
     os.environ["DG_SM90_GEMM_CONFIG"] = shape
-    bm, bn = (int(v) for v in shape.split("s")[0].split("x"))
+    bm, bn = (int(v) for v in re.match(r"(\d+)x(\d+)", shape).groups())
     for m, n, k in [(3 * bm - 5, 5 * bn + 24, 1000), (20 * bm - 3, 9 * bn + 8, 7168 + 40), (bm + 1, bn, 128)]:
         a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
         b = torch.randn(n, k, device="cuda").to(torch.bfloat16)
@@ -95,6 +96,7 @@ def _shapes() -> list[str]:
 def test_every_native_bf16_shape_forced() -> None:
     shapes = _shapes()
     assert any("s" in shape for shape in shapes)  # the split-K shapes are among them
+    assert any(shape.endswith(("ma", "mb")) for shape in shapes)  # and the multicast pairs
     env = dict(os.environ, DG_BF16_GEMM_NATIVE="1", DG_PRINT_CONFIGS="1")
     env.pop("DG_SM90_GEMM_CONFIG", None)
     run = subprocess.run(

@@ -347,7 +347,7 @@ def test_bf16_nn_contiguous_and_masked() -> None:
 
 
 def _bf16_shapes() -> list[str]:
-    return [s.config for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0 and s.split == 1]
+    return [s.config for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0 and s.split == 1 and not s.cast]
 
 
 @pytest.mark.parametrize("shape", _bf16_shapes())
