@@ -94,6 +94,7 @@ int64_t tile_k(const GemmProblem& p) {
 // (fitted to a sweep of the dense shapes on an H200).
 constexpr double kSplitExchangeNs = 3000.0;
 constexpr double kSplitMaxBBytes = 20e6;
+constexpr double kSplitMaxBf16Values = 30e6;
 
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double tiles =
@@ -182,7 +183,11 @@ const Compiled* choose(const GemmProblem& p) {
     // forced split shape still runs anywhere).  On the H200 sweep, split tiles won at m <= 128
     // with n x k = 15 MB (2112 x 7168: 13.4 against 15.8 us at m = 64) and lost from 29 MB on
     // (4096 x 7168: 17.9 against 17.6 us), where reading B once takes over half the call.
-    if (c.split > 1 && static_cast<double>(p.n) * p.k > kSplitMaxBBytes) continue;
+    // BF16 (not DRAM-bound there: its MMAs take twice as long per byte) splits up to
+    // n x k = 4096 x 7168, where 128x64 split 2 measured 2-4% faster than 64x64 in three calls
+    // (m = 128: 28.8 against 29.6, 28.7 against 29.3, 28.8 against 29.3 us).
+    const double split_max = c.bf16 ? kSplitMaxBf16Values : kSplitMaxBBytes;
+    if (c.split > 1 && static_cast<double>(p.n) * p.k > split_max) continue;
     // Multicast pairs run only when forced, until measured (docs/performance.md).
     if (c.cast != 0) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
