@@ -188,7 +188,7 @@ const Compiled* choose(const GemmProblem& p) {
     // (m = 128: 28.8 against 29.6, 28.7 against 29.3, 28.8 against 29.3 us).
     const double split_max = c.bf16 ? kSplitMaxBf16Values : kSplitMaxBBytes;
     if (c.split > 1 && static_cast<double>(p.n) * p.k > split_max) continue;
-    // Multicast pairs run only when forced, until measured (docs/performance.md).
+    // Multicast pairs run only when forced: measured slower than single CTAs (docs/performance.md).
     if (c.cast != 0) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
