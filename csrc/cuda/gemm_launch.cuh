@@ -86,8 +86,8 @@ cudaError_t build_k_group_tables(void* workspace, const CUtensorMap& a_template,
   Z(64, 64, 2) Z(64, 128, 2) Z(128, 64, 2)
 // Dense BF16 (K-major operands) in multicast pairs: W(BLOCK_M, BLOCK_N, 1 sharing A along N or
 // 2 sharing B along M).
-// Measured on the H200 (twelfth session) at 0.76-1.01 of the same tile without pairs on the six
-// benchmark shapes, so the heuristic never picks them; they stay compiled as forced configs
+// Measured on the H200 (twelfth session) at 0.77-0.99 of the same tile without pairs on the six
+// benchmark shapes (one run), so the heuristic never picks them; they stay compiled as forced configs
 // ("128x128ma", "128x256mb") for the grouped BF16 families to build on.
 #define DG_BF16_GEMM_SHAPES_CAST(W) W(128, 128, 1) W(128, 256, 2)
 #define DG_GEMM_SHAPES(X) \
