@@ -139,17 +139,17 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
 
 bool usable(const GemmProblem& p, const Compiled& c) {
   const bool bf16 = p.ab_dtype == InDtype::kBf16;
-  // 256-row tiles serve dense problems: a grouped tile of 256 rows would often hold two
-  // groups' runs, each paying for the whole tile's MMAs.
-  if (c.block_m == 256 && p.layout != GemmLayout::kDense) return false;
+  // 256-row tiles serve dense and masked problems: a contiguous tile of 256 rows would often
+  // hold two groups' runs, each paying for the whole tile's MMAs.
+  if (c.block_m == 256 && p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return false;
   // Split K: dense problems (FP8 with 128x128 SFB blocks, or BF16) of at least one K block per CTA.
   const int k_block = bf16 ? 64 : 128;
   if (c.split > 1 &&
       (p.layout != GemmLayout::kDense || (!bf16 && p.sfb_gran_n != 128) || (p.k + k_block - 1) / k_block < c.split)) {
     return false;
   }
-  // Multicast pairs: dense BF16 problems with K-major operands.
-  if (c.cast != 0 && p.layout != GemmLayout::kDense) return false;
+  // Multicast pairs: dense and masked BF16 problems with K-major operands.
+  if (c.cast != 0 && p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return false;
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
@@ -173,8 +173,44 @@ const Compiled* override_shape(const GemmProblem& p) {
   return nullptr;
 }
 
+// Masked problems of more than 128 expected rows per group take a measured rule rather than
+// the model, which charges no tile for B's trips through HBM: the two 128-row tiles of a group
+// both fetch its B, and at 32 groups x 192 rows x 6144 x 7168 (BF16, 128x256) the profiler read
+// 3.76 TB/s from HBM at a 43% L2 hit rate, about twice B.  Interleaved on the H200 (µs, the old
+// pick first):
+// - FP8, 256x128 (one tile, B fetched once) against 128x192: 32x192x6144x7168 663.2 against
+//   723.1, 32x192x4096x2048 197.6 against 223.3; at 6 x 1024 rows it lost (539.6 against 498.7,
+//   151.6 against 124.1), so only groups of at most 256 rows take it.
+// - BF16, multicast pairs against 128x256: 128x128 sharing A won on all four shapes
+//   (32x192x6144x7168 1289.2 against 1361.6, 32x192x4096x2048 267.1 / 302.8, 6x1024x6144x7168
+//   821.9 / 913.8, 6x1024x4096x2048 186.2 / 202.2), and 128x256 sharing B (two M tiles, one B) won
+//   more where a group fits one pair and its B is large (32x192x6144x7168 1173.9), not where it is
+//   small (32x192x4096x2048 299.8).
+const Compiled* masked_pick(const GemmProblem& p) {
+  if (p.layout != GemmLayout::kMasked) return nullptr;
+  const int expected = p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m;
+  if (expected <= 128) return nullptr;
+  int bm = 0, bn = 0, cast = 0;
+  if (p.ab_dtype == InDtype::kBf16) {
+    const bool one_pair = expected <= 256 && static_cast<double>(p.n) * p.k > kSplitMaxBBytes;
+    bm = 128;
+    bn = one_pair ? 256 : 128;
+    cast = one_pair ? 2 : 1;
+  } else if (expected <= 256) {
+    bm = 256;
+    bn = 128;
+  } else {
+    return nullptr;
+  }
+  for (const auto& c : kCompiled) {
+    if (c.block_m == bm && c.block_n == bn && c.split == 1 && c.cast == cast && usable(p, c)) return &c;
+  }
+  return nullptr;
+}
+
 const Compiled* choose(const GemmProblem& p) {
   if (const Compiled* forced = override_shape(p)) return forced;
+  if (const Compiled* masked = masked_pick(p)) return masked;
   const Compiled* best = nullptr;
   double best_ns = 0.0;
   for (const auto& c : kCompiled) {
@@ -188,8 +224,10 @@ const Compiled* choose(const GemmProblem& p) {
     // (m = 128: 28.8 against 29.6, 28.7 against 29.3, 28.8 against 29.3 us).
     const double split_max = c.bf16 ? kSplitMaxBf16Values : kSplitMaxBBytes;
     if (c.split > 1 && static_cast<double>(p.n) * p.k > split_max) continue;
-    // Multicast pairs run only when forced: measured slower than single CTAs (docs/performance.md).
+    // Multicast pairs: dense problems measured slower than single CTAs (docs/performance.md);
+    // masked ones take them by masked_pick.  So do masked problems their 256-row tiles.
     if (c.cast != 0) continue;
+    if (c.block_m == 256 && p.layout == GemmLayout::kMasked) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
     // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster

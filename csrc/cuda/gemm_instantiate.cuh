@@ -66,9 +66,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                                                                                        const GemmConfig& cfg,
                                                                                        cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
-  static_assert(kCast == 0 || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: dense BF16, K-major");
+  static_assert(kCast == 0 || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: BF16, K-major");
   if constexpr (kCast != 0) {
-    if (p.layout != GemmLayout::kDense) return cudaErrorNotSupported;
+    if (p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return cudaErrorNotSupported;
   }
   if constexpr (kSplit > 1) {
     if (p.layout != GemmLayout::kDense || (p.k + T::kBlockKValues - 1) / T::kBlockKValues < kSplit) {
@@ -236,7 +236,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
       }
       if (resident_of[device] > 0) resident = std::min(resident, resident_of[device]);
     }
-    const int64_t units = kCast == 1   ? static_cast<int64_t>(args.m_blocks) * ((args.n_blocks + 1) / 2)
+    // (A masked problem's units are counted on the device: every resident cluster walks them.)
+    const int64_t units = masked       ? resident
+                          : kCast == 1 ? static_cast<int64_t>(args.m_blocks) * ((args.n_blocks + 1) / 2)
                           : kCast == 2 ? static_cast<int64_t>((args.m_blocks + 1) / 2) * args.n_blocks
                                        : static_cast<int64_t>(args.m_blocks) * args.n_blocks;
     const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(units, resident));

@@ -48,9 +48,9 @@
 // - Split K (sm90_fp8_gemm_split_k_kernel, dense FP8; sm90_bf16_gemm_split_k_kernel, dense
 //   BF16): two CTAs of a cluster share each tile, one half of its K blocks each; the second's
 //   partial tile reaches the first through shared memory (Note [split K in a cluster]).
-// - Multicast pairs (sm90_bf16_gemm_multicast_kernel, dense BF16): two CTAs of a cluster take
-//   neighbouring tiles in step and load the operand they share once, half each, into both
-//   (Note [multicast pairs]).
+// - Multicast pairs (sm90_bf16_gemm_multicast_kernel, dense and masked BF16): two CTAs of a
+//   cluster take neighbouring tiles in step and load the operand they share once, half each,
+//   into both (Note [multicast pairs]; a masked problem's pairs: MaskedPairs).
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -299,7 +299,7 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, 
   band_unit(args.swizzle, m_blocks, args.n_blocks, r, m_blk, n_blk);
 }
 
-// Note [multicast pairs]: a dense BF16 kernel may run in clusters of two CTAs that take
+// Note [multicast pairs]: a dense (or masked) BF16 kernel may run in clusters of two CTAs that take
 // neighbouring tiles in step and share one operand's K blocks: kCastA, tiles side by side
 // along N (the same A rows), kCastB, one above the other along M (the same B rows).  Each CTA
 // loads its own operand whole and half of the shared one, which the TMA unit writes into both
@@ -335,6 +335,39 @@ __device__ __forceinline__ void dense_tile(const KernelArgs& args, int r, int ra
 __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
   band_tile(args, args.m_blocks, r, m_blk, n_blk);
 }
+
+// Multicast pairs on a masked problem: group g's tiles, ceil(min(masked_m[g], m) / BLOCK_M) x
+// n_blocks, taken in pairs (kCastB: two M tiles of one N tile, sharing B; kCastA: two N tiles of
+// one M tile, sharing A), groups in order and, within a group, a pair row (M) at a time.  A
+// group's odd tile count leaves the last pair's second tile empty: it loads rows past the group's
+// count (or past the matrix: zeros), feeds its partner's half, and writes no row.  The producer
+// and the consumers of both CTAs walk it alike, from the group sizes on the device; each call's
+// unit comes after the previous call's.
+template <int kBlockM, int kCast>
+struct MaskedPairs {
+  int g = -1, first = 0, count = 0, m_units = 0, n_units = 0, valid = 0;
+
+  // Unit t's tile for the pair's CTA `rank`: its group, first row in the group, N tile and rows
+  // (0 for an empty partner); false past the last group.
+  __device__ __forceinline__ bool find(const KernelArgs& args, int t, int rank, int& m0, int& n_blk, int& rows) {
+    while (t >= first + count) {
+      first += count;
+      if (++g >= args.groups) return false;
+      valid = max(0, min(args.layout[g], args.m));
+      const int m_tiles = (valid + kBlockM - 1) / kBlockM;
+      m_units = kCast == kCastB ? (m_tiles + 1) / 2 : m_tiles;
+      n_units = kCast == kCastA ? (args.n_blocks + 1) / 2 : args.n_blocks;
+      count = m_units * n_units;
+    }
+    const int idx = t - first;
+    const int mu = idx / n_units, nu = idx - mu * n_units;
+    const int m_blk = kCast == kCastB ? 2 * mu + rank : mu;
+    n_blk = kCast == kCastA ? 2 * nu + rank : nu;
+    m0 = m_blk * kBlockM;
+    rows = max(0, min(kBlockM, valid - m0));
+    return true;
+  }
+};
 
 // The M tiles a contiguous problem's schedule walks.  A psum layout's rows past the last group's
 // end (and its padding) belong to no group, so its tiles stop there: an A sized for the worst
@@ -695,7 +728,20 @@ struct Producer {
     const int units = dense_units<kCast>(args);
     int k_begin = 0, k_count = args.num_k_blocks;
     if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, cluster_rank, kSplit, k_begin, k_count);
-    if constexpr (kCast != kCastNone) cast_rank = cluster_rank;
+    if constexpr (kCast != kCastNone) {
+      cast_rank = cluster_rank;
+      if (args.kind == kMasked) {
+        MaskedPairs<kBlockM, kCast> walk;
+        int m0 = 0, n_blk = 0, rows = 0;
+#pragma unroll 1
+        for (int t = cta; walk.find(args, t, cluster_rank, m0, n_blk, rows); t += num_ctas) {
+          const int row0 = walk.g * args.m + m0;
+          item(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
+        }
+        finish();
+        return;
+      }
+    }
 #pragma unroll 1
     for (int t = cta; t < units; t += num_ctas) {
       int m_blk = 0, n_blk = 0;
@@ -1394,8 +1440,22 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     if constexpr (kSplit > 1) split_k_range(args.num_k_blocks, static_cast<int>(split_rank), kSplit, k_begin, k_count);
     int stage = 0;
     uint32_t phase = 0;
+    bool walked = false;
+    if constexpr (kCast != kCastNone) {
+      // A masked problem in multicast pairs: the producer's walk (MaskedPairs), unit by unit.
+      if (args.kind == kMasked) {
+        walked = true;
+        MaskedPairs<kBlockM, kCast> walk;
+        int m0 = 0, n_blk = 0, rows = 0;
 #pragma unroll 1
-    for (int t = first; t < units; t += step) {
+        for (int t = first; walk.find(args, t, static_cast<int>(split_rank), m0, n_blk, rows); t += step) {
+          p::mbar_wait(&full[stage], phase);
+          consume_item(stage, phase, 0, 0, rows, n_blk * kBlockN, k_count, DenseItem{walk.g * args.m + m0});
+        }
+      }
+    }
+#pragma unroll 1
+    for (int t = first; t < units && !walked; t += step) {
       p::mbar_wait(&full[stage], phase);
       int m_blk = 0, n_blk = 0;
       dense_tile<kCast>(args, t, static_cast<int>(split_rank), m_blk, n_blk);

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -220,6 +221,23 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
         assert torch.isnan(d[g, rows:].float()).all()
 
 
+@pytest.mark.parametrize("shape", _fp8_shapes())
+def test_masked_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every FP8 tile forced on a masked problem: an empty group, a one-row group, a full one,
+    groups ending inside a tile, an N tail."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 640
+    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+    counts = [0, 1, 200, max_m, 129]
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+    for g, rows in enumerate(counts):
+        if rows:
+            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 2e-5
+        assert torch.isnan(d[g, rows:].float()).all()
+
+
 def test_grouped_bitwise_deterministic() -> None:
     a, b, _, _ = _masked_case(8, 256, 512, 1024)
     masked_m = torch.tensor([256, 10, 0, 100, 256, 33, 129, 200], dtype=torch.int32, device="cuda")
@@ -371,10 +389,16 @@ def test_bf16_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch
         )
 
 
-@pytest.mark.parametrize("shape", _bf16_shapes())
+def _bf16_masked_shapes() -> list[str]:
+    # The multicast pairs (dense and masked problems) too.
+    return _bf16_shapes() + [s.config for s in compiled_gemm_shapes() if s.cast]
+
+
+@pytest.mark.parametrize("shape", _bf16_masked_shapes())
 def test_bf16_masked_every_shape_in_a_graph(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
-    groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 704
+    block_n = int(re.match(r"\d+x(\d+)", shape).group(1))  # (a pair shape ends in "ma" or "mb")
+    groups, max_m, n, k = 5, 320, 2 * block_n + 24, 704
     a, a_ref = _bf16(groups, max_m, k)
     b, b_ref = _bf16(groups, n, k)
     counts = [0, 1, 200, max_m, 129]
