@@ -95,6 +95,9 @@ int64_t tile_k(const GemmProblem& p) {
 constexpr double kSplitExchangeNs = 3000.0;
 constexpr double kSplitMaxBBytes = 20e6;
 constexpr double kSplitMaxBf16Values = 30e6;
+// A masked BF16 group's B (n x k values) above which pairs sharing B beat pairs sharing A
+// (masked_pick).
+constexpr double kMaskedShareBValues = 20e6;
 
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double tiles =
@@ -192,7 +195,7 @@ const Compiled* masked_pick(const GemmProblem& p) {
   if (expected <= 128) return nullptr;
   int bm = 0, bn = 0, cast = 0;
   if (p.ab_dtype == InDtype::kBf16) {
-    const bool one_pair = expected <= 256 && static_cast<double>(p.n) * p.k > kSplitMaxBBytes;
+    const bool one_pair = expected <= 256 && static_cast<double>(p.n) * p.k > kMaskedShareBValues;
     bm = 128;
     bn = one_pair ? 256 : 128;
     cast = one_pair ? 2 : 1;
@@ -224,8 +227,8 @@ const Compiled* choose(const GemmProblem& p) {
     // (m = 128: 28.8 against 29.6, 28.7 against 29.3, 28.8 against 29.3 us).
     const double split_max = c.bf16 ? kSplitMaxBf16Values : kSplitMaxBBytes;
     if (c.split > 1 && static_cast<double>(p.n) * p.k > split_max) continue;
-    // Multicast pairs: dense problems measured slower than single CTAs (docs/performance.md);
-    // masked ones take them by masked_pick.  So do masked problems their 256-row tiles.
+    // Multicast pairs: dense problems measured slower than single CTAs (docs/performance.md).
+    // Masked problems take pairs and 256-row tiles through masked_pick only.
     if (c.cast != 0) continue;
     if (c.block_m == 256 && p.layout == GemmLayout::kMasked) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
