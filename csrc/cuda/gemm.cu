@@ -52,11 +52,11 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // M blocks the schedule will visit: masked problems are sized by the caller's expected rows
 // per group (a hint: the kernel reads the real counts on the device).
+// A masked problem's expected rows per group: the caller's hint, at most m.
+int expected_rows(const GemmProblem& p) { return p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m; }
+
 int m_blocks_of(const GemmProblem& p, int block_m) {
-  if (p.layout == GemmLayout::kMasked) {
-    const int expected = p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m;
-    return p.groups * ceil_div(expected, block_m);
-  }
+  if (p.layout == GemmLayout::kMasked) return p.groups * ceil_div(expected_rows(p), block_m);
   return ceil_div(p.m, block_m);
 }
 
@@ -157,6 +157,14 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }
 
+// The compiled shape of these parameters, if the problem can run it.
+const Compiled* find_compiled(const GemmProblem& p, int bm, int bn, int split, int cast) {
+  for (const auto& c : kCompiled) {
+    if (c.block_m == bm && c.block_n == bn && c.split == split && c.cast == cast && usable(p, c)) return &c;
+  }
+  return nullptr;
+}
+
 // DG_SM90_GEMM_CONFIG=BMxBN (e.g. 128x128), BMxBNsS for a split-K shape (64x64s2), or BMxBNma /
 // BMxBNmb for a multicast pair sharing A / B (128x256mb), forces one compiled shape when it fits.
 const Compiled* override_shape(const GemmProblem& p) {
@@ -170,10 +178,7 @@ const Compiled* override_shape(const GemmProblem& p) {
   } else if (!rest.empty() && std::sscanf(rest.c_str(), "s%d", &split) != 1) {
     return nullptr;
   }
-  for (const auto& c : kCompiled) {
-    if (c.block_m == bm && c.block_n == bn && c.split == split && c.cast == cast && usable(p, c)) return &c;
-  }
-  return nullptr;
+  return find_compiled(p, bm, bn, split, cast);
 }
 
 // Masked problems of more than 128 expected rows per group take a measured rule rather than
@@ -191,7 +196,7 @@ const Compiled* override_shape(const GemmProblem& p) {
 //   small (32x192x4096x2048 299.8).
 const Compiled* masked_pick(const GemmProblem& p) {
   if (p.layout != GemmLayout::kMasked) return nullptr;
-  const int expected = p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m;
+  const int expected = expected_rows(p);
   if (expected <= 128) return nullptr;
   int bm = 0, bn = 0, cast = 0;
   if (p.ab_dtype == InDtype::kBf16) {
@@ -205,10 +210,7 @@ const Compiled* masked_pick(const GemmProblem& p) {
   } else {
     return nullptr;
   }
-  for (const auto& c : kCompiled) {
-    if (c.block_m == bm && c.block_n == bn && c.split == 1 && c.cast == cast && usable(p, c)) return &c;
-  }
-  return nullptr;
+  return find_compiled(p, bm, bn, 1, cast);
 }
 
 const Compiled* choose(const GemmProblem& p) {

@@ -345,7 +345,7 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_
 // unit comes after the previous call's.
 template <int kBlockM, int kCast>
 struct MaskedPairs {
-  int g = -1, first = 0, count = 0, m_units = 0, n_units = 0, valid = 0;
+  int g = -1, first = 0, count = 0, n_units = 0, valid = 0;  // the current group's
 
   // Unit t's tile for the pair's CTA `rank`: its group, first row in the group, N tile and rows
   // (0 for an empty partner); false past the last group.
@@ -355,9 +355,8 @@ struct MaskedPairs {
       if (++g >= args.groups) return false;
       valid = max(0, min(args.layout[g], args.m));
       const int m_tiles = (valid + kBlockM - 1) / kBlockM;
-      m_units = kCast == kCastB ? (m_tiles + 1) / 2 : m_tiles;
       n_units = kCast == kCastA ? (args.n_blocks + 1) / 2 : args.n_blocks;
-      count = m_units * n_units;
+      count = (kCast == kCastB ? (m_tiles + 1) / 2 : m_tiles) * n_units;
     }
     const int idx = t - first;
     const int mu = idx / n_units, nu = idx - mu * n_units;
