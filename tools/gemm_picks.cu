@@ -66,6 +66,11 @@ int main() {
   for (const auto& s : contiguous) {
     print("fp8 contiguous", problem(s[0], s[1], s[2], s[3], GemmLayout::kRowIds, InDtype::kFp8E4m3));
   }
+  const int bf16_contiguous[][4] = {
+      {4, 35456, 6144, 7168}, {4, 32512, 4096, 2048}, {8, 38656, 6144, 7168}, {8, 35328, 4096, 2048}};
+  for (const auto& s : bf16_contiguous) {
+    print("bf16 contiguous", problem(s[0], s[1], s[2], s[3], GemmLayout::kRowIds, InDtype::kBf16));
+  }
   // Masked: groups x expected m x n x k, with max_m 4096 and expected_m passed as 1.2 x expected m,
   // as the benchmark calls them; FP8 and BF16.
   const int masked[][4] = {{32, 192, 6144, 7168}, {32, 192, 4096, 2048}, {6, 1024, 6144, 7168}, {6, 1024, 4096, 2048},

@@ -105,7 +105,8 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   // A split tile occupies `split` SMs, each summing a part of K, and the first adds the others'
   // partial tiles (one shared-memory round trip).
   const double waves = std::ceil(tiles * c.split / num_sms);
-  // A BF16 K block is 64 values: the same bytes per stage, half the MMA work of FP8's 128.
+  // The model's BF16 K block is 64 values (one atom, whatever a stage holds: Note [merged K
+  // atoms]): the same bytes as FP8's 128, half the MMA work.
   const int64_t k = tile_k(p);
   const int64_t all_k_blocks = (k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128);
   const double k_blocks = static_cast<double>((all_k_blocks + c.split - 1) / c.split);
@@ -146,7 +147,7 @@ bool usable(const GemmProblem& p, const Compiled& c) {
   // hold two groups' runs, each paying for the whole tile's MMAs.
   if (c.block_m == 256 && p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return false;
   // Split K: dense problems (FP8 with 128x128 SFB blocks, or BF16) of at least one K block per CTA.
-  const int k_block = bf16 ? 64 : 128;
+  const int k_block = gemm_detail::k_block_values(bf16, c.block_m, c.block_n);
   if (c.split > 1 &&
       (p.layout != GemmLayout::kDense || (!bf16 && p.sfb_gran_n != 128) || (p.k + k_block - 1) / k_block < c.split)) {
     return false;

@@ -104,15 +104,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
     const int64_t b_z = three_d ? p.b_group : static_cast<int64_t>(b_rows) * p.ldb;
     // K-major: [zs, rows, k] in boxes of BLOCK x one K block; MN-major: [zs, k, rows] in boxes of
     // one K block x 64 (the producer loads a tile's 64-wide slices one by one).
-    const bool ok_a = kMnA ? make_map_3d(&tm_a, ab, ab_bytes, p.a, rows, p.k, zs, p.lda, a_z, 64, T::kBlockKValues,
+    const bool ok_a = kMnA ? make_map_3d(&tm_a, ab, ab_bytes, p.a, rows, p.k, zs, p.lda, a_z, 64, T::kBoxKValues,
                                          CU_TENSOR_MAP_SWIZZLE_128B)
-                           : make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBlockKValues,
+                           : make_map_3d(&tm_a, ab, ab_bytes, p.a, p.k, rows, zs, p.lda, a_z, T::kBoxKValues,
                                          kCast == 1 ? kBlockM / 2 : kBlockM, CU_TENSOR_MAP_SWIZZLE_128B);
     // An MN-major B is always [groups, k, n] (its K tails must not reach the next group).
     const int64_t b_group_mn = p.b_group != 0 ? p.b_group : static_cast<int64_t>(p.k) * p.ldb;
     const bool ok_b = kMnB ? make_map_3d(&tm_b, ab, ab_bytes, p.b, p.n, p.k, p.groups, p.ldb, b_group_mn, 64,
-                                         T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B)
-                           : make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBlockKValues,
+                                         T::kBoxKValues, CU_TENSOR_MAP_SWIZZLE_128B)
+                           : make_map_3d(&tm_b, ab, ab_bytes, p.b, p.k, b_rows, zs, p.ldb, b_z, T::kBoxKValues,
                                          kCast == 2 ? kBlockN / 2 : kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
     if (!ok_a || !ok_b) return cudaErrorInvalidValue;
   }
@@ -268,14 +268,14 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         const auto group_maps = [&](int i, int64_t a_off, int64_t b_off, int k) {
           if constexpr (kBf16) {
             return make_map_3d(&table.a[i], ab, 2, a_bytes + a_off * 2, p.m, k, 1, p.lda,
-                               static_cast<int64_t>(k) * p.lda, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                               static_cast<int64_t>(k) * p.lda, 64, T::kBoxKValues, CU_TENSOR_MAP_SWIZZLE_128B) &&
                    make_map_3d(&table.b[i], ab, 2, b_bytes + b_off * 2, p.n, k, 1, p.ldb,
-                               static_cast<int64_t>(k) * p.ldb, 64, T::kBlockKValues, CU_TENSOR_MAP_SWIZZLE_128B);
+                               static_cast<int64_t>(k) * p.ldb, 64, T::kBoxKValues, CU_TENSOR_MAP_SWIZZLE_128B);
           } else {
             return make_map_3d(&table.a[i], ab, 1, a_bytes + a_off, k, p.m, 1, k, static_cast<int64_t>(k) * p.m,
-                               T::kBlockKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
+                               T::kBoxKValues, kBlockM, CU_TENSOR_MAP_SWIZZLE_128B) &&
                    make_map_3d(&table.b[i], ab, 1, b_bytes + b_off, k, p.n, 1, k, static_cast<int64_t>(k) * p.n,
-                               T::kBlockKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
+                               T::kBoxKValues, kBlockN, CU_TENSOR_MAP_SWIZZLE_128B);
           }
         };
         const int64_t tiles_per_group = static_cast<int64_t>(args.m_blocks) * args.n_blocks;

@@ -137,7 +137,11 @@ struct HeldItem {
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSplit = 1>
 struct Traits {
   static_assert(!(kBf16 && kSfbPerRow), "BF16 has no scales");
-  static constexpr int kBlockKValues = kBf16 ? 64 : 128;
+  // K values per TMA box (one 128-byte atom) and per stage (Note [merged K atoms]).
+  static constexpr int kAtoms = k_atoms_per_stage(kBf16, kBlockM, kBlockN);
+  static constexpr int kBoxKValues = kBf16 ? 64 : 128;
+  static constexpr int kBlockKValues = k_block_values(kBf16, kBlockM, kBlockN);
+  static_assert(kBlockKValues == kBoxKValues * kAtoms, "a stage is whole atoms");
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "BLOCK_M is 64, 128 or 256");
   static_assert(kBlockN % 8 == 0 && kBlockN >= 16 && kBlockN <= 256, "BLOCK_N is a multiple of 8 in [16, 256]");
   // Each math warpgroup owns 64 rows per wave: one wave of 64 or 128 rows, or two of 128
@@ -153,8 +157,10 @@ struct Traits {
   static constexpr bool kOutViaSmemF32 = kBlockN % 32 == 0;
   static constexpr bool kOutViaSmem = kOutViaSmemF32 || (kBf16 && kBlockN % 16 == 0);
   static constexpr int kOutBoxCols = kBlockN % 32 == 0 ? 32 : 16;  // bf16 D's box width
-  static constexpr int kABytes = kBlockM * kBlockK;
-  static constexpr int kBBytes = kBlockN * kBlockK;
+  static constexpr int kAtomABytes = kBlockM * kBlockK;  // one atom of the A tile: its rows x 128 bytes
+  static constexpr int kAtomBBytes = kBlockN * kBlockK;
+  static constexpr int kABytes = kAtomABytes * kAtoms;
+  static constexpr int kBBytes = kAtomBBytes * kAtoms;
   static constexpr int kSfbFloats = kSfbPerRow ? kBlockN : 4;
   static constexpr int kOutBytes = kOutViaSmem ? kBlockM * kBlockN * 2 : 0;
   static constexpr int kStageBytes =
@@ -400,6 +406,7 @@ template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
   static_assert(kCast == kCastNone || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: dense BF16, K-major");
+  static_assert(T::kAtoms == 1 || (kMajors == 0 && kCast == kCastNone), "merged K atoms: K-major, no multicast");
   const CUtensorMap* tm_a;
   const CUtensorMap* tm_b;
   const KGroupTable* table;  // K-grouped problems only
@@ -540,8 +547,9 @@ struct Producer {
     }
   }
 
-  // One operand's K block kk of kRows rows from row0: a K-major box of kRows x 128 bytes, or,
-  // MN-major, kRows / 64 boxes of 64 K rows x 64 values (the map's inner dimension is M or N).
+  // One operand's K block kk of kRows rows from row0: K-major, a box of kRows x 128 bytes per
+  // atom (Note [merged K atoms]), or, MN-major, kRows / 64 boxes of 64 K rows x 64 values (the
+  // map's inner dimension is M or N).
   template <bool kMnMajor, int kRows>
   __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* dst, int kk, int row0, int z) {
     if constexpr (kMnMajor) {
@@ -551,7 +559,11 @@ struct Producer {
         tma_load_3d(map, &full()[stage], dst + c * kMnChunkBytes, row0 + 64 * c, kk * T::kBlockKValues, z);
       }
     } else {
-      tma_load_3d(map, &full()[stage], dst, kk * T::kBlockKValues, row0, z);
+#pragma unroll
+      for (int atom = 0; atom < T::kAtoms; ++atom) {
+        tma_load_3d(map, &full()[stage], dst + atom * (kRows * kBlockK), kk * T::kBlockKValues + atom * T::kBoxKValues,
+                    row0, z);
+      }
     }
   }
 
@@ -1041,10 +1053,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16);
         const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
         p::wgmma_fence();
+        // Each atom's four k16 steps (two atoms per stage: Note [merged K atoms]).
+        static_assert(T::kAtoms == 1 || (!kMnA && !kMnB), "merged K atoms are K-major");
 #pragma unroll
-        for (int kk = 0; kk < kBlockK / 32; ++kk) {
-          p::bf16_wgmma<kBlockN, kMnA, kMnB>(p::gmma_desc_k_sw128_at(a_lo + kStepA * kk),
-                                             p::gmma_desc_k_sw128_at(b_lo + kStepB * kk), acc, kb > 0 || kk > 0);
+        for (int kk = 0; kk < T::kAtoms * (kBlockK / 32); ++kk) {
+          const int atom = kk / (kBlockK / 32), step = kk % (kBlockK / 32);
+          p::bf16_wgmma<kBlockN, kMnA, kMnB>(
+              p::gmma_desc_k_sw128_at(a_lo + atom * (T::kAtomABytes / 16) + kStepA * step),
+              p::gmma_desc_k_sw128_at(b_lo + atom * (T::kAtomBBytes / 16) + kStepB * step), acc, kb > 0 || kk > 0);
         }
         p::wgmma_commit();
         p::wgmma_wait<1>();
