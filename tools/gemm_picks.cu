@@ -82,6 +82,12 @@ int main() {
       print(dtype == InDtype::kBf16 ? "bf16 masked" : "fp8 masked", p);
     }
   }
+  // The bf16 einsum "bhr,hdr->bhd" (b x h x r x d): a batched problem over the heads, m = b,
+  // n = d, k = r.
+  const int einsum[][4] = {{128, 128, 512, 128}, {4096, 128, 512, 128}, {128, 8, 4096, 1024}, {4096, 8, 4096, 1024}};
+  for (const auto& s : einsum) {
+    print("bf16 einsum", problem(s[1], s[0], s[3], s[2], GemmLayout::kBatched, InDtype::kBf16));
+  }
   const int bf16[][3] = {{128, 2112, 7168},  {128, 4096, 7168},  {128, 7168, 2048},
                          {4096, 2112, 7168}, {4096, 4096, 7168}, {4096, 7168, 2048}};
   for (const auto& s : bf16) print("bf16 dense", problem(1, s[0], s[1], s[2], GemmLayout::kDense, InDtype::kBf16));

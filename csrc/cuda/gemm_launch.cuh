@@ -58,11 +58,11 @@ cudaError_t build_k_group_tables(void* workspace, const CUtensorMap& a_template,
 // it per TMA box (128 FP8 or 64 BF16 values: the 128-byte swizzle's width).  The 64x64 BF16
 // tile holds two such atoms per stage (128 K values, two boxes per operand): its MMAs per 64
 // values are short (128 tensor cycles), so one stage's wait, release and MMA commit serve 128
-// values rather than 64, in 6 stages rather than 13.  On the H200, forced, one call, it ran
-// 2.5-5% faster so: split 2, 20.0 against 20.5 us at 128x2112x7168 and 20.5 against 21.6 at
-// 128x7168x2048; unsplit, 23.5 against 24.7-25.0 at 128x2112x7168.  128x64 lost 10-20% with two
-// atoms (4 stages rather than 8; split 2 at 128x4096x7168: 33.9 against 28.6 us), so it keeps
-// one.  The tile is K-major only and never multicast.
+// values rather than 64, in 6 stages rather than 13.  On the H200, forced, one call: split 2 it
+// ran 2.5-5% faster at m = 128 (20.0 against 20.5 us at 128x2112x7168, 20.5 against 21.6 at
+// 128x7168x2048); unsplit, 5% faster at 128x2112x7168 and level to 5% slower at the other two.
+// 128x64 lost 10-20% with two atoms (4 stages rather than 8; split 2 at 128x4096x7168: 33.9
+// against 28.6 us), so it keeps one.  The tile is K-major only and never multicast.
 constexpr int k_atoms_per_stage(bool bf16, int block_m, int block_n) {
   return bf16 && block_m == 64 && block_n == 64 ? 2 : 1;
 }
