@@ -1,7 +1,8 @@
 // The tile-configuration heuristic's picks, on the host, without a GPU: the benchmark shapes of
-// benchmarks/gpu_gemm.py, gpu_grouped_gemm.py (contiguous and masked) and gpu_bf16_gemm.py (the native path),
-// as gemm_config() chooses them for an H200 (132 SMs).  The compiled shapes' launchers are
-// replaced by stubs, so only csrc/cuda/gemm.cu (the heuristic) is built:
+// benchmarks/gpu_gemm.py, gpu_grouped_gemm.py (FP8 and BF16 contiguous, masked, the bf16 einsum) and
+// gpu_bf16_gemm.py (the native path), as gemm_config() chooses them for an H200 (132 SMs).  The
+// compiled shapes' launchers are replaced by stubs, so only csrc/cuda/gemm.cu (the heuristic) is
+// built:
 //
 //     nvcc -std=c++17 -Icsrc tools/gemm_picks.cu csrc/cuda/gemm.cu -o /tmp/gemm_picks && /tmp/gemm_picks
 

@@ -108,7 +108,8 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   // The model's BF16 K block is 64 values (one atom, whatever a stage holds: Note [merged K
   // atoms]): the same bytes as FP8's 128, half the MMA work.
   const int64_t k = tile_k(p);
-  const int64_t all_k_blocks = (k + (c.bf16 ? 63 : 127)) / (c.bf16 ? 64 : 128);
+  const int atom = gemm_detail::k_atom_values(c.bf16);
+  const int64_t all_k_blocks = (k + atom - 1) / atom;
   const double k_blocks = static_cast<double>((all_k_blocks + c.split - 1) / c.split);
   const double exchange = c.split > 1 ? kSplitExchangeNs : 0.0;
   constexpr double kFlopPerNsPerSm = 9000.0;

@@ -139,7 +139,7 @@ struct Traits {
   static_assert(!(kBf16 && kSfbPerRow), "BF16 has no scales");
   // K values per TMA box (one 128-byte atom) and per stage (Note [merged K atoms]).
   static constexpr int kAtoms = k_atoms_per_stage(kBf16, kBlockM, kBlockN);
-  static constexpr int kBoxKValues = kBf16 ? 64 : 128;
+  static constexpr int kBoxKValues = k_atom_values(kBf16);
   static constexpr int kBlockKValues = k_block_values(kBf16, kBlockM, kBlockN);
   static_assert(kBlockKValues == kBoxKValues * kAtoms, "a stage is whole atoms");
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "BLOCK_M is 64, 128 or 256");

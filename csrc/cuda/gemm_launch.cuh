@@ -63,12 +63,13 @@ cudaError_t build_k_group_tables(void* workspace, const CUtensorMap& a_template,
 // 128x7168x2048); unsplit, 5% faster at 128x2112x7168 and level to 5% slower at the other two.
 // 128x64 lost 10-20% with two atoms (4 stages rather than 8; split 2 at 128x4096x7168: 33.9
 // against 28.6 us), so it keeps one.  The tile is K-major only and never multicast.
+constexpr int k_atom_values(bool bf16) { return bf16 ? 64 : 128; }  // K values per 128-byte atom
 constexpr int k_atoms_per_stage(bool bf16, int block_m, int block_n) {
   return bf16 && block_m == 64 && block_n == 64 ? 2 : 1;
 }
 // K values per stage (the kernel's K block): what the split-K and K-block counts are made of.
 constexpr int k_block_values(bool bf16, int block_m, int block_n) {
-  return (bf16 ? 64 : 128) * k_atoms_per_stage(bf16, block_m, block_n);
+  return k_atom_values(bf16) * k_atoms_per_stage(bf16, block_m, block_n);
 }
 
 // The compiled shapes: X(BLOCK_M, BLOCK_N, SFB per row, BF16 operands, MN-major operands: bit 0
