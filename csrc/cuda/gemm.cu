@@ -50,11 +50,11 @@ const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_SHAPES_S
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// M blocks the schedule will visit: masked problems are sized by the caller's expected rows
-// per group (a hint: the kernel reads the real counts on the device).
 // A masked problem's expected rows per group: the caller's hint, at most m.
 int expected_rows(const GemmProblem& p) { return p.expected_m > 0 ? std::min(p.expected_m, p.m) : p.m; }
 
+// M blocks the schedule will visit: masked problems are sized by the caller's expected rows
+// per group (a hint: the kernel reads the real counts on the device).
 int m_blocks_of(const GemmProblem& p, int block_m) {
   if (p.layout == GemmLayout::kMasked) return p.groups * ceil_div(expected_rows(p), block_m);
   return ceil_div(p.m, block_m);

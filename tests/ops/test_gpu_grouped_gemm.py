@@ -205,6 +205,16 @@ def _masked_case(groups: int, max_m: int, n: int, k: int):
     return (torch.stack(a), torch.stack(sfa)), (b, sfb), torch.stack(a_ref), b_ref
 
 
+def _check_masked_rows(
+    d: torch.Tensor, counts: list[int], a_ref: torch.Tensor, b_ref: torch.Tensor, bound: float
+) -> None:
+    """Rows below each group's count against float64 (B as [G, N, K]); the rest left as NaN."""
+    for g, rows in enumerate(counts):
+        if rows:
+            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < bound
+        assert torch.isnan(d[g, rows:].float()).all()
+
+
 @pytest.mark.parametrize("groups,expected,n,k", [(6, 20, 1024, 2048), (4, 300, 512, 1024), (32, 64, 256, 512)], ids=str)
 def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     max_m = 512
@@ -215,10 +225,7 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
     d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected)
-    for g, rows in enumerate(counts):
-        if rows:
-            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 2e-5
-        assert torch.isnan(d[g, rows:].float()).all()
+    _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
 @pytest.mark.parametrize("shape", _fp8_shapes())
@@ -233,16 +240,6 @@ def test_masked_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch) -> None
     d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
-
-
-def _check_masked_rows(
-    d: torch.Tensor, counts: list[int], a_ref: torch.Tensor, b_ref: torch.Tensor, bound: float
-) -> None:
-    """Rows below each group's count against float64 (B as [G, N, K]); the rest left as NaN."""
-    for g, rows in enumerate(counts):
-        if rows:
-            assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < bound
-        assert torch.isnan(d[g, rows:].float()).all()
 
 
 def test_grouped_bitwise_deterministic() -> None:
@@ -271,10 +268,7 @@ def test_graph_replay_with_new_group_sizes() -> None:
         d.fill_(float("nan"))
         graph.replay()
         torch.cuda.synchronize()
-        for g, rows in enumerate(counts):
-            if rows:
-                assert calc_diff(d[g, :rows], a_ref[g, :rows] @ b_ref[g].t()) < 2e-5
-            assert torch.isnan(d[g, rows:].float()).all()
+        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
     # The contiguous psum layout, ends changed between replays.
     sizes = [128, 256, 64]
     m = 640
