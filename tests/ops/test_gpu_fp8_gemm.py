@@ -147,10 +147,14 @@ SHAPE_IDS = [f"{s.config}-{'row' if s.sfb_per_row else 'blk'}" for s in SHAPES]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
-def test_every_kernel_shape_in_a_cuda_graph(shape: GemmShape, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each compiled shape (forced through DG_SM90_GEMM_CONFIG): right, and a graph replay is bitwise."""
+def test_every_kernel_shape_in_a_cuda_graph(
+    shape: GemmShape, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Each compiled shape (forced through DG_SM90_GEMM_CONFIG): it ran, it is right, and a graph
+    replay is bitwise."""
     cfg, per_row, bm, bn = shape.config, shape.sfb_per_row, shape.block_m, shape.block_n
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     # Several tiles per CTA's share, ragged edges, and a tile at every offset from the 128-wide
     # SFB blocks that its width allows (BLOCK_N 144: eight).
     m, n, k = 4 * bm - 8, max(6, 128 // math.gcd(bn, 128)) * bn - 8, 1152
@@ -159,6 +163,7 @@ def test_every_kernel_shape_in_a_cuda_graph(shape: GemmShape, monkeypatch: pytes
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     _run("nt", ops, d, None, recipe)
     assert calc_diff(d, ref) < 2e-5
+    assert shape.printed in capfd.readouterr().err  # the forced shape ran
     eager = d.clone()
     graph = torch.cuda.CUDAGraph()
     d.fill_(float("nan"))

@@ -17,7 +17,7 @@ class GemmShape(NamedTuple):
     bf16: bool
     majors: int = 0  # BF16 operands stored MN-major: bit 0 A, bit 1 B
     split: int = 1  # CTAs (a cluster) per tile, each summing a part of K: dense FP8 and BF16 only
-    cast: int = 0  # BF16 (dense or masked) in multicast pairs of CTAs: 1 sharing A, 2 sharing B
+    cast: int = 0  # dense or masked, in multicast pairs of CTAs: 1 sharing A, 2 sharing B
 
     @property
     def config(self) -> str:
@@ -26,6 +26,12 @@ class GemmShape(NamedTuple):
         if self.cast:
             return base + ("ma" if self.cast == 1 else "mb")
         return base if self.split == 1 else f"{base}s{self.split}"
+
+    @property
+    def printed(self) -> str:
+        """How DG_PRINT_CONFIGS=1 names a call that ran this shape."""
+        suffix = {0: "", 1: "ma", 2: "mb"}[self.cast]
+        return f"-> {self.block_m}x{self.block_n}{suffix} split={self.split} "
 
 
 def compiled_gemm_shapes() -> list[GemmShape]:
@@ -38,7 +44,10 @@ def compiled_gemm_shapes() -> list[GemmShape]:
     # The BF16 split-K list: Z(BLOCK_M, BLOCK_N, CTAs per tile), dense BF16 with K-major operands.
     bf16_split = re.findall(r"Z\((\d+), (\d+), (\d+)\)", text)
     shapes |= {GemmShape(int(m), int(n), False, True, 0, int(s)) for m, n, s in bf16_split}
-    # The multicast pairs: W(BLOCK_M, BLOCK_N, 1 sharing A or 2 sharing B), dense or masked BF16.
+    # The multicast pairs: W(BLOCK_M, BLOCK_N, 1 sharing A or 2 sharing B), dense or masked BF16,
+    # and V(...) alike for FP8 with block SFB.
     cast = re.findall(r"W\((\d+), (\d+), (\d+)\)", text)
     shapes |= {GemmShape(int(m), int(n), False, True, 0, 1, int(c)) for m, n, c in cast}
+    fp8_cast = re.findall(r"V\((\d+), (\d+), (\d+)\)", text)
+    shapes |= {GemmShape(int(m), int(n), False, False, 0, 1, int(c)) for m, n, c in fp8_cast}
     return sorted(shapes)
