@@ -22,7 +22,7 @@ struct Compiled {
   bool bf16;
   int majors;  // MN-major operands: bit 0 A, bit 1 B
   int split;  // CTAs (a cluster) per tile, each summing a part of K
-  int cast;  // multicast pairs: 1 sharing A, 2 sharing B
+  int cast;  // multicast pairs (dense BF16): 1 sharing A, 2 sharing B
   int (*stages)();
   cudaError_t (*launch)(const GemmProblem&, const GemmConfig&, cudaStream_t);
 };
@@ -39,18 +39,12 @@ struct Compiled {
 #define DG_GEMM_BF16_CAST_ENTRY(BM, BN, CAST) \
   Compiled{BM, BN, false, true, 0, 1, CAST, &Shape<BM, BN, false, true, 0, 1, CAST>::stages, \
            &Shape<BM, BN, false, true, 0, 1, CAST>::launch},
-#define DG_GEMM_FP8_CAST_ENTRY(BM, BN, CAST) \
-  Compiled{BM, BN, false, false, 0, 1, CAST, &Shape<BM, BN, false, false, 0, 1, CAST>::stages, \
-           &Shape<BM, BN, false, false, 0, 1, CAST>::launch},
 // clang-format on
 const Compiled kCompiled[] = {DG_GEMM_SHAPES(DG_GEMM_ENTRY) DG_FP8_GEMM_SHAPES_SPLIT(DG_GEMM_SPLIT_ENTRY)
                                   DG_BF16_GEMM_SHAPES_SPLIT(DG_GEMM_BF16_SPLIT_ENTRY)
-                                      DG_BF16_GEMM_SHAPES_CAST(DG_GEMM_BF16_CAST_ENTRY)
-                                          DG_FP8_GEMM_SHAPES_CAST_BM128(DG_GEMM_FP8_CAST_ENTRY)
-                                              DG_FP8_GEMM_SHAPES_CAST_BM256(DG_GEMM_FP8_CAST_ENTRY)};
+                                      DG_BF16_GEMM_SHAPES_CAST(DG_GEMM_BF16_CAST_ENTRY)};
 #undef DG_GEMM_ENTRY
 #undef DG_GEMM_BF16_CAST_ENTRY
-#undef DG_GEMM_FP8_CAST_ENTRY
 #undef DG_GEMM_SPLIT_ENTRY
 #undef DG_GEMM_BF16_SPLIT_ENTRY
 
@@ -159,11 +153,8 @@ bool usable(const GemmProblem& p, const Compiled& c) {
       (p.layout != GemmLayout::kDense || (!bf16 && p.sfb_gran_n != 128) || (p.k + k_block - 1) / k_block < c.split)) {
     return false;
   }
-  // Multicast pairs: dense and masked problems with K-major operands (FP8: 128x128 SFB blocks).
-  if (c.cast != 0 &&
-      ((p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) || (!bf16 && p.sfb_gran_n != 128))) {
-    return false;
-  }
+  // Multicast pairs: dense and masked BF16 problems with K-major operands.
+  if (c.cast != 0 && p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return false;
   if (c.majors != ((p.a_mn_major ? 1 : 0) | (p.b_mn_major ? 2 : 0))) return false;
   return c.bf16 == bf16 && (bf16 || c.sfb_per_row == (p.sfb_gran_n == 1));
 }

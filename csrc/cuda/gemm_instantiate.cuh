@@ -66,7 +66,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                                                                                        const GemmConfig& cfg,
                                                                                        cudaStream_t stream) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
-  static_assert(kCast == 0 || (!kSfbPerRow && kMajors == 0 && kSplit == 1), "multicast pairs: K-major, unsplit");
+  static_assert(kCast == 0 || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: BF16, K-major");
   if constexpr (kCast != 0) {
     if (p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return cudaErrorNotSupported;
   }
@@ -204,10 +204,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
     // Multicast pairs: one pair of tiles per cluster of two.
     constexpr int kClusterSize = kSplit > 1 ? kSplit : 2;
     auto* split_kernel = [] {
-      if constexpr (kCast != 0 && kBf16) {
+      if constexpr (kCast != 0) {
         return &sm90_bf16_gemm_multicast_kernel<kBlockM, kBlockN, kCast>;
-      } else if constexpr (kCast != 0) {
-        return &sm90_fp8_gemm_multicast_kernel<kBlockM, kBlockN, kCast>;
       } else if constexpr (kBf16) {
         return &sm90_bf16_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
       } else {

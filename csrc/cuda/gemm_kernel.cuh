@@ -48,10 +48,9 @@
 // - Split K (sm90_fp8_gemm_split_k_kernel, dense FP8; sm90_bf16_gemm_split_k_kernel, dense
 //   BF16): two CTAs of a cluster share each tile, one half of its K blocks each; the second's
 //   partial tile reaches the first through shared memory (Note [split K in a cluster]).
-// - Multicast pairs (sm90_fp8_gemm_multicast_kernel and sm90_bf16_gemm_multicast_kernel, dense
-//   and masked problems): two CTAs of a cluster take neighbouring tiles in step and load the
-//   operand they share once, half each, into both (Note [multicast pairs]; a masked problem's
-//   pairs: MaskedPairs).
+// - Multicast pairs (sm90_bf16_gemm_multicast_kernel, dense and masked BF16): two CTAs of a
+//   cluster take neighbouring tiles in step and load the operand they share once, half each,
+//   into both (Note [multicast pairs]; a masked problem's pairs: MaskedPairs).
 // Every choice above is fixed by the template arguments and the problem (shape and group
 // layout), and each output element is summed in one fixed order: results are bitwise
 // reproducible.
@@ -306,14 +305,16 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, 
   band_unit(args.swizzle, m_blocks, args.n_blocks, r, m_blk, n_blk);
 }
 
-// Note [multicast pairs]: a dense (or masked) kernel, BF16 or FP8 with 128x128 SFB blocks, may
-// run in clusters of two CTAs that take neighbouring tiles in step and share one operand's K
-// blocks: kCastA, tiles side by side along N (the same A rows), kCastB, one above the other along
-// M (the same B rows).  Each CTA loads its own operand whole and half of the shared one, which
-// the TMA unit writes into both CTAs' shared memory (multicast); FP8 scales are small and each
-// CTA copies its own.  A stage is free again once the consumers of both CTAs have released it.  The units walked are
-// pairs of tiles, in the dense order's bands; a pair's second tile may lie past the matrix (an odd tile count), and
-// then it loads zeros, feeds its partner's half, and writes nothing.
+// Note [multicast pairs]: a dense (or masked) BF16 kernel may run in clusters of two CTAs that
+// take neighbouring tiles in step and share one operand's K blocks: kCastA, tiles side by side
+// along N (the same A rows), kCastB, one above the other along M (the same B rows).  Each CTA
+// loads its own operand whole and half of the shared one, which the TMA unit writes into both
+// CTAs' shared memory (multicast); a stage is free again once the consumers of both CTAs have
+// released it.  The units walked are pairs of tiles, in the dense order's bands; a pair's
+// second tile may lie past the matrix (an odd tile count), and then it loads zeros, feeds its
+// partner's half, and writes nothing.  (FP8 pairs, built and measured on the H200, ran 5-20%
+// slower than single CTAs at m = 4096, their consumers waiting longer for data:
+// docs/performance.md, fifteenth session.)
 constexpr int kCastNone = 0, kCastA = 1, kCastB = 2;
 
 template <int kCast>
@@ -406,7 +407,7 @@ __device__ __forceinline__ void split_k_range(int k_blocks, int rank, int split,
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0, int kSplit = 1, int kCast = kCastNone>
 struct Producer {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
-  static_assert(kCast == kCastNone || (kMajors == 0 && kSplit == 1), "multicast pairs: K-major, unsplit");
+  static_assert(kCast == kCastNone || (kBf16 && kMajors == 0 && kSplit == 1), "multicast pairs: dense BF16, K-major");
   static_assert(T::kAtoms == 1 || (kMajors == 0 && kCast == kCastNone), "merged K atoms: K-major, no multicast");
   const CUtensorMap* tm_a;
   const CUtensorMap* tm_b;
@@ -1573,14 +1574,6 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThread
     sm90_bf16_gemm_multicast_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                     const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, 0, 1, kCast>(tm_a, tm_b, tm_d, nullptr, args);
-}
-
-// Dense FP8 with 128x128 SFB blocks in multicast pairs, as sm90_bf16_gemm_multicast_kernel.
-template <int kBlockM, int kBlockN, int kCast>
-__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
-    sm90_fp8_gemm_multicast_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-                                   const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCast>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped contiguous BF16 (row ids or psum; B K-major or MN-major): the uniform first pass.

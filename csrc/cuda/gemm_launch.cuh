@@ -108,16 +108,12 @@ constexpr int k_block_values(bool bf16, int block_m, int block_n) {
 // benchmark shapes (one run), so the heuristic never picks them; they stay compiled as forced configs
 // ("128x128ma", "128x256mb") for the grouped BF16 families to build on.
 #define DG_BF16_GEMM_SHAPES_CAST(W) W(128, 128, 1) W(128, 256, 2)
-// Dense and masked FP8 (128x128 SFB blocks) in multicast pairs: V(BLOCK_M, BLOCK_N, 1 sharing A
-// or 2 sharing B), a unit per BLOCK_M.
-#define DG_FP8_GEMM_SHAPES_CAST_BM128(V) V(128, 192, 1) V(128, 192, 2)
-#define DG_FP8_GEMM_SHAPES_CAST_BM256(V) V(256, 128, 1)
 #define DG_GEMM_SHAPES(X) \
   DG_FP8_GEMM_SHAPES_BM64(X) DG_FP8_GEMM_SHAPES_BM128(X) DG_FP8_GEMM_SHAPES_BM256(X) DG_FP8_GEMM_SHAPES_ROW(X) \
   DG_BF16_GEMM_SHAPES(X) DG_BF16_GEMM_SHAPES_NARROW(X) DG_BF16_MN_GEMM_SHAPES(X)
 // clang-format on
 
-// kCast: multicast pairs (1: sharing A, 2: sharing B; see Note [multicast pairs]).
+// kCast: dense BF16 in multicast pairs (1: sharing A, 2: sharing B; see Note [multicast pairs]).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors, int kSplit = 1, int kCast = 0>
 struct Shape {
   static int stages();
@@ -136,5 +132,3 @@ struct Shape {
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, SPLIT>;
 #define DG_GEMM_INSTANTIATE_BF16_CAST(BM, BN, CAST) \
   template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, true, 0, 1, CAST>;
-#define DG_GEMM_INSTANTIATE_FP8_CAST(BM, BN, CAST) \
-  template struct deep_gemm::cuda::gemm_detail::Shape<BM, BN, false, false, 0, 1, CAST>;

@@ -183,13 +183,8 @@ def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool, t
     assert torch.isnan(d[outside & ~gap].float()).all()
 
 
-def _fp8_shapes(pairs: bool = False) -> list[str]:
-    """The FP8 tiles with block SFB, and with pairs=True the multicast pairs (dense and masked)."""
-    return [
-        s.config
-        for s in compiled_gemm_shapes()
-        if not s.bf16 and not s.sfb_per_row and s.split == 1 and (pairs or not s.cast)
-    ]
+def _fp8_shapes() -> list[str]:
+    return [s.config for s in compiled_gemm_shapes() if not s.bf16 and not s.sfb_per_row and s.split == 1]
 
 
 @pytest.mark.parametrize("shape", _fp8_shapes())
@@ -233,21 +228,20 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
-@pytest.mark.parametrize("shape", _fp8_shapes(pairs=True))
+@pytest.mark.parametrize("shape", _fp8_shapes())
 def test_masked_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
     """Every FP8 tile forced on a masked problem: an empty group, a one-row group, a full one,
-    groups ending inside a tile, an N tail (an odd N tile count: a pair's second tile past it)."""
+    groups ending inside a tile, an N tail."""
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    block_n = int(re.match(r"\d+x(\d+)", shape).group(1))
-    groups, max_m, n, k = 5, 320, 2 * block_n + 24, 640
+    groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 640
     a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
     counts = [0, 1, 200, max_m, 129]
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
     d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
-    # The forced tile ran (the printout names it, pairs with their "ma" / "mb").
+    # The forced tile ran (the printout names it).
     assert f"-> {shape} split=1 " in capfd.readouterr().err
 
 
@@ -401,7 +395,7 @@ def test_bf16_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch
 
 def _bf16_masked_shapes() -> list[str]:
     # The multicast pairs (dense and masked problems) too.
-    return _bf16_shapes() + [s.config for s in compiled_gemm_shapes() if s.cast and s.bf16]
+    return _bf16_shapes() + [s.config for s in compiled_gemm_shapes() if s.cast]
 
 
 @pytest.mark.parametrize("shape", _bf16_masked_shapes())

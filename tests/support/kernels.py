@@ -17,7 +17,7 @@ class GemmShape(NamedTuple):
     bf16: bool
     majors: int = 0  # BF16 operands stored MN-major: bit 0 A, bit 1 B
     split: int = 1  # CTAs (a cluster) per tile, each summing a part of K: dense FP8 and BF16 only
-    cast: int = 0  # dense or masked, in multicast pairs of CTAs: 1 sharing A, 2 sharing B
+    cast: int = 0  # BF16 (dense or masked) in multicast pairs of CTAs: 1 sharing A, 2 sharing B
 
     @property
     def config(self) -> str:
@@ -44,10 +44,7 @@ def compiled_gemm_shapes() -> list[GemmShape]:
     # The BF16 split-K list: Z(BLOCK_M, BLOCK_N, CTAs per tile), dense BF16 with K-major operands.
     bf16_split = re.findall(r"Z\((\d+), (\d+), (\d+)\)", text)
     shapes |= {GemmShape(int(m), int(n), False, True, 0, int(s)) for m, n, s in bf16_split}
-    # The multicast pairs: W(BLOCK_M, BLOCK_N, 1 sharing A or 2 sharing B), dense or masked BF16,
-    # and V(...) alike for FP8 with block SFB.
+    # The multicast pairs: W(BLOCK_M, BLOCK_N, 1 sharing A or 2 sharing B), dense or masked BF16.
     cast = re.findall(r"W\((\d+), (\d+), (\d+)\)", text)
     shapes |= {GemmShape(int(m), int(n), False, True, 0, 1, int(c)) for m, n, c in cast}
-    fp8_cast = re.findall(r"V\((\d+), (\d+), (\d+)\)", text)
-    shapes |= {GemmShape(int(m), int(n), False, False, 0, 1, int(c)) for m, n, c in fp8_cast}
     return sorted(shapes)
