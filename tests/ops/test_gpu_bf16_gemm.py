@@ -92,25 +92,24 @@ for shape in sys.argv[1].split(","):
 """
 
 
-def _shapes() -> list[str]:
-    return [s.config for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0]
-
-
 def test_every_native_bf16_shape_forced() -> None:
-    shapes = _shapes()
-    assert any("s" in shape for shape in shapes)  # the split-K shapes are among them
-    assert any(shape.endswith(("ma", "mb")) for shape in shapes)  # and the multicast pairs
+    shapes = [s for s in compiled_gemm_shapes() if s.bf16 and s.majors == 0]
+    assert any(s.split > 1 for s in shapes)  # the split-K shapes are among them
+    assert any(s.cast for s in shapes)  # and the multicast pairs
     env = dict(os.environ, DG_BF16_GEMM_NATIVE="1", DG_PRINT_CONFIGS="1")
     env.pop("DG_SM90_GEMM_CONFIG", None)
     run = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, ",".join(shapes)], env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", _SCRIPT, ",".join(s.config for s in shapes)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-4000:]
     for shape in shapes:
-        assert f"checked {shape}\n" in run.stdout
-        bm_bn, _, split = shape.partition("s")
+        assert f"checked {shape.config}\n" in run.stdout
         # Every problem of the shape ran on it (the printout names the tile and the split).
-        assert run.stderr.count(f"-> {bm_bn} split={split or 1} ") >= 3, shape
+        assert run.stderr.count(shape.printed) >= 3, shape.config
 
 
 def test_mn_major_forms_on_the_native_kernel() -> None:
