@@ -26,7 +26,7 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
-from tests.support.kernels import compiled_gemm_shapes
+from tests.support.kernels import GemmShape, compiled_gemm_shapes
 from tests.support.operands import spread_blocks
 
 pytestmark = pytest.mark.gpu
@@ -183,17 +183,17 @@ def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool, t
     assert torch.isnan(d[outside & ~gap].float()).all()
 
 
-def _fp8_shapes() -> list[str]:
-    return [s.config for s in compiled_gemm_shapes() if not s.bf16 and not s.sfb_per_row and s.split == 1]
+FP8_SHAPES = [s for s in compiled_gemm_shapes() if not s.bf16 and not s.sfb_per_row and s.split == 1]
+FP8_IDS = [s.config for s in FP8_SHAPES]
 
 
-@pytest.mark.parametrize("shape", _fp8_shapes())
-def test_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("shape", FP8_SHAPES, ids=FP8_IDS)
+def test_contiguous_every_shape(shape: GemmShape, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every FP8 tile forced on both contiguous layouts: ragged groups, so tiles hold padding
     rows, several groups, or no group at all (the uniform first pass and the described items
     after it), an N tail, and K of a few blocks."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
-    n = 2 * int(shape.split("x")[1]) + 24
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape.config)
+    n = 2 * shape.block_n + 24
     _check_contiguous_ids([3, 1, 0, 200, 77, 130], 5, n, 640, pad_ids=(-1, -1, 1000))
     _check_contiguous_ids([128, 256, 0, 128], 0, n, 384)
     _check_psum_poisoned([300, 0, 129, 1, 64], n, 512, zero_padding=True)
@@ -228,21 +228,20 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
-@pytest.mark.parametrize("shape", _fp8_shapes())
-def test_masked_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+@pytest.mark.parametrize("shape", FP8_SHAPES, ids=FP8_IDS)
+def test_masked_every_shape(shape: GemmShape, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
     """Every FP8 tile forced on a masked problem: an empty group, a one-row group, a full one,
     groups ending inside a tile, an N tail."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape.config)
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    groups, max_m, n, k = 5, 320, 2 * int(shape.split("x")[1]) + 24, 640
+    groups, max_m, n, k = 5, 320, 2 * shape.block_n + 24, 640
     a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
     counts = [0, 1, 200, max_m, 129]
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
     d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
-    # The forced tile ran (the printout names it).
-    assert f"-> {shape} split=1 " in capfd.readouterr().err
+    assert shape.printed in capfd.readouterr().err  # the forced tile ran
 
 
 def test_grouped_bitwise_deterministic() -> None:
