@@ -59,6 +59,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/gemm_launch.cuh"
 #include "cuda/sm90_primitives.cuh"
@@ -153,9 +154,11 @@ struct Traits {
   static constexpr int kThreads = (kMathWarpgroups + 1) * 128;
   // The output goes through a shared-memory buffer and the TMA unit: float32 D in boxes of 16
   // columns over half the tile's columns at a time (BLOCK_N a multiple of 32), bf16 D in boxes of
-  // 32 columns, or of 16 where BLOCK_N is an odd multiple of 16 (BF16 operands only so far).
+  // 32 columns, or of 16 where BLOCK_N is an odd multiple of 16 (BF16 operands, and the FP8 tile
+  // of three SFB blocks, 176; FP8 144 and 48 write bf16 from registers and keep the stages the
+  // buffer would take).
   static constexpr bool kOutViaSmemF32 = kBlockN % 32 == 0;
-  static constexpr bool kOutViaSmem = kOutViaSmemF32 || (kBf16 && kBlockN % 16 == 0);
+  static constexpr bool kOutViaSmem = kOutViaSmemF32 || ((kBf16 || kBlockN == 176) && kBlockN % 16 == 0);
   static constexpr int kOutBoxCols = kBlockN % 32 == 0 ? 32 : 16;  // bf16 D's box width
   static constexpr int kAtomABytes = kBlockM * kBlockK;  // one atom of the A tile: its rows x 128 bytes
   static constexpr int kAtomBBytes = kBlockN * kBlockK;
@@ -238,15 +241,41 @@ constexpr int sfb_split_above(int block_n, int x) {
   }
   return best;
 }
-// Whether every tile at n0 = t * block_n spans at most two 128-wide SFB blocks, as the FP8
-// consumers assume (a stage holds two SFB values): 192, 160 and 144 do, 176 does not (a tile at
-// n0 % 128 = 112 reaches a third block).
-constexpr bool sfb_two_blocks(int block_n) {
-  bool fits = true;
-  for (int t = 0; t < 128; ++t) fits = fits && (t * block_n) % 128 + block_n <= 256;
-  return fits;
+// The most 128-wide SFB blocks that a tile at n0 = t * block_n spans: two for 192, 160 and 144,
+// three for 176 (a tile at n0 % 128 = 112 reaches a third block).  A stage holds up to four
+// SFB values.
+constexpr int sfb_max_blocks(int block_n) {
+  int most = 0;
+  for (int t = 0; t < 128; ++t) {
+    const int blocks = ((t * block_n) % 128 + block_n + 127) / 128;
+    most = blocks > most ? blocks : most;
+  }
+  return most;
 }
-static_assert(sfb_two_blocks(192) && sfb_two_blocks(160) && sfb_two_blocks(144) && !sfb_two_blocks(176));
+constexpr bool sfb_two_blocks(int block_n) { return sfb_max_blocks(block_n) <= 2; }
+static_assert(sfb_two_blocks(192) && sfb_two_blocks(160) && sfb_two_blocks(144) && sfb_max_blocks(176) == 3);
+// The i-th smallest of the distinct splits of sfb_splits.
+constexpr int sfb_split_nth(int block_n, int i) {
+  int value = 0;
+  for (int r = 0; r <= i; ++r) value = sfb_split_above(block_n, value);
+  return value;
+}
+static_assert(sfb_split_nth(176, 0) == 16 && sfb_split_nth(176, 7) == 128 && sfb_splits(176).count == 8);
+static_assert(sfb_split_nth(192, 0) == 64 && sfb_split_nth(192, 1) == 128);
+
+// f(std::integral_constant<int, S>{}) for the split S == split, one of block_n's distinct splits
+// (Note [SFB splits]): a chain of uniform branches that makes each split a compile-time value.
+template <int kBlockN, int kI = 0, typename F>
+__device__ __forceinline__ void with_sfb_split(const int split, const F& f) {
+  constexpr int kS = sfb_split_nth(kBlockN, kI);
+  if constexpr (kI + 1 == sfb_splits(kBlockN).count) {
+    f(std::integral_constant<int, kS>{});
+  } else if (split == kS) {
+    f(std::integral_constant<int, kS>{});
+  } else {
+    with_sfb_split<kBlockN, kI + 1>(split, f);
+  }
+}
 static_assert(sfb_splits(192).min == 64 && sfb_splits(192).max == 128 && sfb_splits(192).count == 2);
 static_assert(sfb_split_above(192, 64) == 128 && sfb_split_above(160, 40) == 64 && sfb_split_above(160, 128) == 129);
 static_assert(sfb_splits(128).count == 1 && sfb_splits(64).min == 64 && sfb_splits(160).count == 4);
@@ -497,7 +526,10 @@ struct Producer {
           sfb_off[j] = static_cast<int64_t>(valid ? n0 + i : 0) * args.sfb_mn;
           if (!valid) sfb_off[j] = -1;  // zero-filled
         } else {
-          sfb_ok[j] = lane < 2;
+          // Two lanes copy the tile's first two blocks (the second unused by a tile within one
+          // block), three for a tile that may span three.
+          constexpr int kSfbBlocks = sfb_max_blocks(kBlockN) > 2 ? 3 : 2;
+          sfb_ok[j] = lane < kSfbBlocks;
           sfb_off[j] = static_cast<int64_t>(min(n0 / 128 + lane, args.sfb_rows - 1)) * args.sfb_mn;
         }
       }
@@ -967,15 +999,22 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // per K block): 64x128 296 -> 278 ns, 128x192 665 -> 633 ns, 128x128 and 256x128 unchanged;
   // 64x64 (halves of 32) 218 -> 228 ns and 128x160 (halves of 80) 534 -> 545 ns; the K-grouped
   // problems (per-row SFB, 128x128) 8% slower.  Those stay whole.
-  constexpr int kChunksPerWave = !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0 ? 2 : 1;
-  constexpr int kChunkN = kBlockN / kChunksPerWave;
+  // A tile of three SFB blocks (176, one wave) goes in two chunks, 96 and 80 columns wide, and
+  // its K loop is compiled once per possible split (Note [SFB splits]), chosen per item: each
+  // chunk's fold then takes its groups' scales at compile time, as the two-block tiles do.
+  constexpr bool kThreeSfb = !kBf16 && !kSfbPerRow && !sfb_two_blocks(kBlockN);
+  constexpr int kChunksPerWave = kThreeSfb || (!kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
+  constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
+  constexpr int kLastChunkN = kBlockN - (kChunksPerWave - 1) * kChunkN;  // the last chunk's width
   constexpr int kChunkAccs = kChunkN / 2;
   constexpr int kChunks = kWaves * kChunksPerWave;
+  static_assert(!kThreeSfb || (sfb_max_blocks(kBlockN) == 3 && kWaves == 1 && kLastChunkN > 0 &&
+                               kLastChunkN <= kChunkN && kLastChunkN % 16 == 0),
+                "a tile spans at most three SFB blocks, in two chunks");
   // Note [SFB splits]: tiles start at multiples of BLOCK_N, so a tile's columns before its next
   // 128-wide SFB block, min(128 - n0 % 128, BLOCK_N), take one of a few values known at compile
   // time: 128 or 64 for BLOCK_N 192, BLOCK_N alone when it divides 128.
   constexpr SfbSplits kSplits = sfb_splits(kBlockN);
-  static_assert(kBf16 || kSfbPerRow || sfb_two_blocks(kBlockN), "a tile spans at most two SFB blocks");
   float acc[kWaves * kAccs];
   // The low words of stage 0's wgmma descriptors (this warpgroup's 64 rows of A, and B); stage
   // s adds its offset in 16-byte units to the start-address field, which never carries (shared
@@ -1134,83 +1173,114 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         fold_block(st1, part[1], sc1);
       }
     }
-    for (int kb = kb_single; kb < (kBf16 ? 0 : k_blocks); ++kb) {
-      if (kb > 0) p::mbar_wait(&full[stage], phase);
-      const float* sfa_s = smem_sfa + stage * kBlockM;
-      const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
-      float sa_lo[kWaves], sa_hi[kWaves];
+    // split_c: the item's split at compile time (three-block tiles), or 0 (unused).
+    auto fp8_blocks = [&]([[maybe_unused]] const auto split_c) {
+      for (int kb = kb_single; kb < (kBf16 ? 0 : k_blocks); ++kb) {
+        if (kb > 0) p::mbar_wait(&full[stage], phase);
+        const float* sfa_s = smem_sfa + stage * kBlockM;
+        const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
+        float sa_lo[kWaves], sa_hi[kWaves];
 #pragma unroll
-      for (int w = 0; w < kWaves; ++w) {
-        sa_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
-        sa_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
-      }
-      [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f;
-      float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
-      if constexpr (kSfbPerRow) {
-#pragma unroll
-        for (int j = 0; j < kBlockN / 8; ++j) {
-          const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
-          sb_cols[2 * j] = v.x;
-          sb_cols[2 * j + 1] = v.y;
+        for (int w = 0; w < kWaves; ++w) {
+          sa_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
+          sa_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
         }
-      } else {
-        sb_first = sfb_s[0];
-        sb_second = sfb_s[1];
-        sb_cols[0] = 0.0f;
-      }
-
-      const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
-      // The block's MMAs go in chunks of 64 rows (a wave) by kChunkN columns, through two scratch
-      // buffers in turn: chunk c + 1 is issued before chunk c is waited for and folded in, so
-      // the tensor cores work while the scales are applied (only the last chunk's fold is
-      // exposed).  Every branch here is resolved at compile time: a runtime branch around the
-      // wgmmas makes ptxas serialise them.
-      float part[2][kChunkAccs];
-      auto issue = [&](const int c) {
-        const int w = c / kChunksPerWave, h = c % kChunksPerWave;
-        // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
-        const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16) + w * (T::kWaveRows * kBlockK / 16);
-        const uint32_t bh_lo = b_lo + h * (kChunkN * kBlockK / 16);
-        p::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBlockK / 32; ++kk) {
-          p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                part[c % 2], kk > 0);
-        }
-        p::wgmma_commit();
-      };
-      issue(0);
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        if (c + 1 < kChunks) {
-          issue(c + 1);
-          p::wgmma_wait<1>();
-        } else {
-          p::wgmma_wait<0>();
-        }
-        float* pc = part[c % 2];
-#pragma unroll
-        for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
-        // Release the stage once every lane's shared-memory reads are done.
-        if (c == kChunks - 1) release(stage);
-        const int w = c / kChunksPerWave;
-        const int j0 = (c % kChunksPerWave) * (kChunkN / 8);  // the chunk's first 8-column group
-        float* acc_w = acc + w * kAccs;
+        [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f, sb_third = 0.0f;
+        float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
         if constexpr (kSfbPerRow) {
 #pragma unroll
-          for (int jj = 0; jj < kChunkN / 8; ++jj) {
-            const int j = j0 + jj;
-            acc_w[4 * j + 0] += pc[4 * jj + 0] * (sa_lo[w] * sb_cols[2 * j]);
-            acc_w[4 * j + 1] += pc[4 * jj + 1] * (sa_lo[w] * sb_cols[2 * j + 1]);
-            acc_w[4 * j + 2] += pc[4 * jj + 2] * (sa_hi[w] * sb_cols[2 * j]);
-            acc_w[4 * j + 3] += pc[4 * jj + 3] * (sa_hi[w] * sb_cols[2 * j + 1]);
+          for (int j = 0; j < kBlockN / 8; ++j) {
+            const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
+            sb_cols[2 * j] = v.x;
+            sb_cols[2 * j + 1] = v.y;
           }
         } else {
-          fold_block_scaled(acc_w, pc, j0, kChunkN / 8, sa_lo[w] * sb_first, sa_lo[w] * sb_second, sa_hi[w] * sb_first,
-                            sa_hi[w] * sb_second);
+          sb_first = sfb_s[0];
+          sb_second = sfb_s[1];
+          if constexpr (kThreeSfb) sb_third = sfb_s[2];
+          sb_cols[0] = 0.0f;
         }
+
+        const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
+        // The block's MMAs go in chunks of 64 rows (a wave) by kChunkN columns, through two scratch
+        // buffers in turn: chunk c + 1 is issued before chunk c is waited for and folded in, so
+        // the tensor cores work while the scales are applied (only the last chunk's fold is
+        // exposed).  Every branch here is resolved at compile time: a runtime branch around the
+        // wgmmas makes ptxas serialise them.
+        float part[2][kChunkAccs];
+        auto issue = [&](const int c) {
+          const int w = c / kChunksPerWave, h = c % kChunksPerWave;
+          // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
+          const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16) + w * (T::kWaveRows * kBlockK / 16);
+          const uint32_t bh_lo = b_lo + h * (kChunkN * kBlockK / 16);
+          p::wgmma_fence();
+#pragma unroll
+          for (int kk = 0; kk < kBlockK / 32; ++kk) {
+            if (kLastChunkN != kChunkN && h == kChunksPerWave - 1) {  // (h is a constant once unrolled)
+              p::fp8_wgmma<kLastChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
+                                        part[c % 2], kk > 0);
+            } else {
+              p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
+                                    part[c % 2], kk > 0);
+            }
+          }
+          p::wgmma_commit();
+        };
+        issue(0);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          if (c + 1 < kChunks) {
+            issue(c + 1);
+            p::wgmma_wait<1>();
+          } else {
+            p::wgmma_wait<0>();
+          }
+          float* pc = part[c % 2];
+#pragma unroll
+          for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
+          // Release the stage once every lane's shared-memory reads are done.
+          if (c == kChunks - 1) release(stage);
+          const int w = c / kChunksPerWave;
+          [[maybe_unused]] const int j0 = (c % kChunksPerWave) * (kChunkN / 8);  // the chunk's first 8-column group
+          float* acc_w = acc + w * kAccs;
+          if constexpr (kSfbPerRow) {
+#pragma unroll
+            for (int jj = 0; jj < kChunkN / 8; ++jj) {
+              const int j = j0 + jj;
+              acc_w[4 * j + 0] += pc[4 * jj + 0] * (sa_lo[w] * sb_cols[2 * j]);
+              acc_w[4 * j + 1] += pc[4 * jj + 1] * (sa_lo[w] * sb_cols[2 * j + 1]);
+              acc_w[4 * j + 2] += pc[4 * jj + 2] * (sa_hi[w] * sb_cols[2 * j]);
+              acc_w[4 * j + 3] += pc[4 * jj + 3] * (sa_hi[w] * sb_cols[2 * j + 1]);
+            }
+          } else if constexpr (kThreeSfb) {
+            constexpr int kS = decltype(split_c)::value;
+            const float lo[3] = {sa_lo[w] * sb_first, sa_lo[w] * sb_second, sa_lo[w] * sb_third};
+            const float hi[3] = {sa_hi[w] * sb_first, sa_hi[w] * sb_second, sa_hi[w] * sb_third};
+            const int groups = (c % kChunksPerWave == kChunksPerWave - 1 ? kLastChunkN : kChunkN) / 8;
+            // The 8-column group j lies in SFB block (8 j >= split) + (8 j >= split + 128).
+#pragma unroll
+            for (int jj = 0; jj < kChunkN / 8; ++jj) {
+              const int j = j0 + jj, b = (8 * j >= kS ? 1 : 0) + (8 * j >= kS + 128 ? 1 : 0);
+              if (jj < groups) {  // (a constant once unrolled)
+                acc_w[4 * j + 0] += pc[4 * jj + 0] * lo[b];
+                acc_w[4 * j + 1] += pc[4 * jj + 1] * lo[b];
+                acc_w[4 * j + 2] += pc[4 * jj + 2] * hi[b];
+                acc_w[4 * j + 3] += pc[4 * jj + 3] * hi[b];
+              }
+            }
+          } else {
+            fold_block_scaled(acc_w, pc, j0, kChunkN / 8, sa_lo[w] * sb_first, sa_lo[w] * sb_second,
+                              sa_hi[w] * sb_first, sa_hi[w] * sb_second);
+          }
+        }
+        advance();
       }
-      advance();
+    };
+    if constexpr (kThreeSfb) {
+      // One branch per item, outside the K loop: no wgmma is in flight there.
+      with_sfb_split<kBlockN>(min(sfb_split, kBlockN), fp8_blocks);
+    } else {
+      fp8_blocks(std::integral_constant<int, 0>{});
     }
 
     // ---------------------------------------------------------------- split K
