@@ -25,7 +25,7 @@
 // - Per 128-wide K block of an item the producer waits for a free stage, writes the item's
 //   description into the stage, issues the TMA loads of the A and B tiles (128-byte
 //   swizzle; rows or columns past the matrix read as zero) and 4-byte cp.async copies of
-//   the block's scale factors (SFA for the tile's rows, SFB for its one or two 128-row
+//   the block's scale factors (SFA for the tile's rows, SFB for its one to three 128-row
 //   blocks or per row), all completing on the stage's `full` barrier.
 // - The consumers follow the stages: per K block 4 wgmma m64 x BLOCK_N x k32 into a
 //   scratch accumulator, wait, release the stage, then fold the scratch into the float32
