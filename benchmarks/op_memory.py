@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+FOREIGN_MODULES = {"torch", "typing", "functools", "collections", "enum", "os", "builtins"}
+
 
 def free_gib() -> float:
     torch.cuda.synchronize()
@@ -57,8 +59,8 @@ def wrap_module(module: ModuleType, prefix: str) -> int:
         value = getattr(module, name)
         if name.startswith("_") or not callable(value) or isinstance(value, type):
             continue
-        if getattr(value, "__module__", "") and not str(value.__module__).startswith("deep_gemm"):
-            continue  # (re-exported torch or typing names)
+        if str(getattr(value, "__module__", "") or "").split(".")[0] in FOREIGN_MODULES:
+            continue  # (re-exported names; a compiled module's functions may name any module)
         setattr(module, name, traced(prefix + name, value))
         count += 1
     return count

@@ -2,6 +2,7 @@
 time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call after warm-up.
 
     python benchmarks/profile_gemm.py dense 4096x2112x7168 [--config 128x192]
+    python benchmarks/profile_gemm.py dense 4096x2112x7168 --module other_pkg  # a second DeepGEMM-compatible package
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
     python benchmarks/profile_gemm.py bf16 4096x4096x7168
     python benchmarks/profile_gemm.py bf16masked 6x1024x4096x2048  # groups x expected m x n x k
@@ -14,6 +15,7 @@ time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call afte
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import random
 
@@ -36,13 +38,14 @@ def main() -> None:
     )
     parser.add_argument("--config", default=None, help="a tuning to force (the kind's DG_*_CONFIG variable)")
     parser.add_argument("--calls", type=int, default=4)
+    parser.add_argument("--module", default=None, help="dense only: call this DeepGEMM-compatible package instead")
     args = parser.parse_args()
     if args.config:
         os.environ[CONFIG_ENV.get(args.kind, "DG_SM90_GEMM_CONFIG")] = args.config
     dims = [int(v) for v in args.shape.split("x")]
     torch.manual_seed(0)
     if args.kind == "dense":
-        run = Case("fwd", *dims).call(deep_gemm)
+        run = Case("fwd", *dims).call(importlib.import_module(args.module) if args.module else deep_gemm)
     elif args.kind == "bf16":
         m, n, k = dims
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
