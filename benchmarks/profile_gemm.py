@@ -40,6 +40,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=4)
     parser.add_argument("--module", default=None, help="dense only: call this DeepGEMM-compatible package instead")
     args = parser.parse_args()
+    if args.module and args.kind != "dense":
+        parser.error("--module takes the dense kind only")
     if args.config:
         os.environ[CONFIG_ENV.get(args.kind, "DG_SM90_GEMM_CONFIG")] = args.config
     dims = [int(v) for v in args.shape.split("x")]
