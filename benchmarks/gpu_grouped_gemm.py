@@ -17,7 +17,9 @@ gpu_gemm.py).  Every case is checked against a float64 reference on sampled grou
 
     python benchmarks/gpu_grouped_gemm.py [--repeats 10] [--markdown out.md] [--only FAMILY,...]
 
-`--only contiguous,contiguous_psum,bf16_contiguous` runs those families alone (e.g. for an A/B
+`--other MODULE` also times a second DeepGEMM-compatible package (e.g. upstream built under
+another name) on the same operands, interleaved with ours and the anchor, and prints its time and
+other/ours per case and family.  `--only contiguous,contiguous_psum,bf16_contiguous` runs those families alone (e.g. for an A/B
 against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the general kernel).  `--tiles
 128x128,...` also times those forced tiles, interleaved call by call with the pick, in the
 families timed through `measure` (the M-grouped and K-grouped GEMMs).
@@ -26,9 +28,11 @@ families timed through `measure` (the M-grouped and K-grouped GEMMs).
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
 import statistics
 from collections.abc import Callable
+from types import ModuleType
 
 import torch
 from gpu_gemm import emit, environment, time_gpu, time_host, with_config
@@ -69,6 +73,7 @@ K_GROUPED_BF16 = [(4, 4096, 7168, 34304), (4, 7168, 2048, 33024)]
 EINSUM_BHD = [(128, 128, 128, 512), (4096, 128, 128, 512), (128, 8, 1024, 4096), (4096, 8, 1024, 4096)]
 ALIGN = 128
 TILES: list[str] = []  # --tiles: forced tiles timed next to the pick
+OTHER: list[ModuleType] = []  # --other: a second package, called as ours(module)
 
 
 def peak_bytes(fn: Callable[[], None]) -> int:
@@ -81,34 +86,47 @@ def peak_bytes(fn: Callable[[], None]) -> int:
 
 
 def time_pair(
-    ours: Callable[[], None], anchor: Callable[[], None], repeats: int, flush: torch.Tensor
-) -> tuple[float, float, str]:
-    """Median µs of ours and the anchor, interleaved, and of ours under each forced tile of --tiles."""
-    if not TILES:
-        t_ours, t_torch = time_gpu([ours, anchor], repeats, flush)
-        return t_ours, t_torch, ""
-    fns = [with_config(ours, None), anchor, *(with_config(ours, t) for t in TILES)]
-    t_ours, t_torch, *tiles = time_gpu(fns, repeats, flush)
-    with_config(lambda: None, None)()  # back to the heuristic's pick
-    return t_ours, t_torch, " ".join(f"{t} {v:.1f}" for t, v in zip(TILES, tiles))
+    ours: Callable[..., None], anchor: Callable[[], None], repeats: int, flush: torch.Tensor
+) -> tuple[float, float, float | None, str]:
+    """Median µs of ours and the anchor, interleaved, of the --other package's same call (ours(module)),
+    and of ours under each forced tile of --tiles."""
+    others: list[Callable[[], None]] = []
+    if OTHER:
+        try:
+            ours(OTHER[0])
+            others.append(lambda: ours(OTHER[0]))
+        except Exception as e:  # a call the other package does not take (a layout it lacks here): time the rest
+            print(f"  ({OTHER[0].__name__} refused this case: {type(e).__name__}: {str(e)[:160]})", flush=True)
+    fns: list[Callable[[], object]] = (
+        [with_config(ours, None), anchor, *others, *(with_config(ours, t) for t in TILES)]
+        if TILES
+        else [ours, anchor, *others]
+    )
+    times = time_gpu(fns, repeats, flush)
+    if TILES:
+        with_config(lambda: None, None)()  # back to the heuristic's pick
+    t_other = times[2] if others else None
+    tiles = times[2 + len(others) :]
+    return times[0], times[1], t_other, " ".join(f"{t} {v:.1f}" for t, v in zip(TILES, tiles))
 
 
 def measure(
     m: int,
-    ours: Callable[[], None],
+    ours: Callable[..., None],
     anchor: Callable[[], None],
     diff: float,
     repeats: int,
     flush: torch.Tensor,
     host_calls: int,
 ) -> dict:
-    """Device times of ours and the anchor (interleaved), host time and peak extra memory of ours."""
-    t_ours, t_torch, tiles = time_pair(ours, anchor, repeats, flush)
+    """Device times of ours, the anchor and --other (interleaved), host time and peak extra memory of ours."""
+    t_ours, t_torch, t_other, tiles = time_pair(ours, anchor, repeats, flush)
     return {
         "tiles": tiles,
         "m": m,
         "ours": t_ours,
         "torch": t_torch,
+        "other": t_other,
         "diff": diff,
         "host": time_host(ours, host_calls),
         "mem": peak_bytes(ours),
@@ -126,8 +144,8 @@ def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Te
     d = torch.randn(groups, m, n, device="cuda")
     layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
 
-    def ours() -> None:
-        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, d)
+    def ours(mod: ModuleType = deep_gemm) -> None:
+        mod.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, d)
 
     starts = [sum(ks[:g]) for g in range(groups)]
     b0 = [sum(blocks[:g]) for g in range(groups)]
@@ -161,8 +179,8 @@ def k_grouped_bf16_case(key: tuple[int, int, int, int], repeats: int, flush: tor
     layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
     starts = [sum(ks[:g]) for g in range(groups)]
 
-    def ours() -> None:
-        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, d)
+    def ours(mod: ModuleType = deep_gemm) -> None:
+        mod.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, d)
 
     g = random.randrange(groups)
     before = d[g, :256, :256].double().clone()
@@ -191,8 +209,8 @@ def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
         y = torch.randn(h, dd, r, device="cuda", dtype=torch.bfloat16)
         out = torch.empty(nb, h, r, device="cuda", dtype=torch.bfloat16)
 
-    def ours() -> None:
-        deep_gemm.einsum(expr, x, y, out)
+    def ours(mod: ModuleType = deep_gemm) -> None:
+        mod.einsum(expr, x, y, out)
 
     ours()
     rows = slice(0, min(nb, 256))
@@ -240,9 +258,9 @@ class ContiguousOperands:
         self.d = torch.empty(self.m, n, device="cuda", dtype=torch.bfloat16)
         self.kwargs = {"use_psum_layout": True, "expected_m_for_psum_layout": total // groups} if use_psum else {}
 
-    def __call__(self) -> None:
+    def __call__(self, mod: ModuleType = deep_gemm) -> None:
         ab, bb = (self.a, self.sfa), (self.b, self.sfb)
-        deep_gemm.m_grouped_fp8_gemm_nt_contiguous(ab, bb, self.d, self.layout, **self.kwargs)
+        mod.m_grouped_fp8_gemm_nt_contiguous(ab, bb, self.d, self.layout, **self.kwargs)
 
 
 def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int, flush: torch.Tensor) -> dict:
@@ -279,8 +297,8 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
     d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
     hint = int(expected * 1.2)
 
-    def ours() -> None:
-        deep_gemm.m_grouped_fp8_gemm_nt_masked((a_t, sfa_t), (b, sfb), d, masked_m, hint)
+    def ours(mod: ModuleType = deep_gemm) -> None:
+        mod.m_grouped_fp8_gemm_nt_masked((a_t, sfa_t), (b, sfb), d, masked_m, hint)
 
     ours()
     g = random.randrange(groups)
@@ -309,8 +327,8 @@ def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: to
     layout = torch.cat([torch.full((r,), g, dtype=torch.int32) for g, r in enumerate(sizes)]).cuda()
     d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 
-    def ours() -> None:
-        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
+    def ours(mod: ModuleType = deep_gemm) -> None:
+        mod.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
 
     ours()
     g = random.randrange(groups)
@@ -338,8 +356,8 @@ class BF16MaskedOperands:
         self.d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
         self.hint = int(expected * 1.2)
 
-    def __call__(self) -> None:
-        deep_gemm.m_grouped_bf16_gemm_nt_masked(self.a, self.b, self.d, self.masked_m, self.hint)
+    def __call__(self, mod: ModuleType = deep_gemm) -> None:
+        mod.m_grouped_bf16_gemm_nt_masked(self.a, self.b, self.d, self.masked_m, self.hint)
 
 
 def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -366,8 +384,10 @@ def main() -> None:
         "--only", default=None, help="comma-separated families to run (e.g. contiguous,bf16_contiguous)"
     )
     parser.add_argument("--tiles", default=None, help="BMxBN,...: forced tiles timed interleaved with the pick")
+    parser.add_argument("--other", default=None, help="a second DeepGEMM-compatible module to time side by side")
     args = parser.parse_args()
     TILES.extend(args.tiles.split(",") if args.tiles else [])
+    OTHER.extend([importlib.import_module(args.other)] if args.other else [])
     random.seed(0)
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
@@ -407,6 +427,7 @@ def main() -> None:
             f"{family:18s} {shape:22s} rows {r['m']:6d} | ours {r['ours']:9.1f} us | torch per group {r['torch']:9.1f} "
             f"({r['torch'] / r['ours']:.2f}x) | {versus} | diff {r['diff']:.1e} | host {r['host']:.1f} us"
             + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else "")
+            + (f" | other {r['other']:.1f} ({r['other'] / r['ours']:.3f}x)" if r.get("other") else "")
             + (f" | {r['tiles']}" if r.get("tiles") else ""),
             flush=True,
         )
@@ -442,6 +463,14 @@ def main() -> None:
         if not ratios:
             continue
         lines.append(f"\n{family} (no upstream figure): geomean torch/ours {statistics.geometric_mean(ratios):.3f}.")
+    if OTHER:
+        for family in dict.fromkeys(f for f, _, _, _ in rows):
+            ratios = [r["other"] / r["ours"] for f, _, _, r in rows if f == family and r.get("other")]
+            if ratios:
+                lines.append(
+                    f"\n{family}: geomean {OTHER[0].__name__}/ours (in-run) {statistics.geometric_mean(ratios):.3f}, "
+                    f"worst {min(ratios):.3f}."
+                )
     lines.append(environment())
     emit(lines, args.markdown)
 
