@@ -23,8 +23,6 @@ from typing import Any
 
 import torch
 
-FOREIGN_MODULES = {"torch", "typing", "functools", "collections", "enum", "os", "builtins"}
-
 
 def free_gib() -> float:
     torch.cuda.synchronize()
@@ -52,15 +50,26 @@ def traced(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def own_module_names(module: ModuleType) -> set[str]:
+    """The names the package's own functions give as `__module__`: the package and its loaded
+    submodules, and for a compiled submodule also its last component (a pybind11 module built as
+    `_C` names its functions' module `_C`)."""
+    root = module.__name__.split(".")[0]
+    subs = [m for n, m in list(sys.modules.items()) if n == root or n.startswith(root + ".")]
+    compiled = [m for m in subs if str(getattr(m, "__file__", "") or "").endswith(".so")]
+    return {m.__name__ for m in subs} | {m.__name__.rsplit(".", 1)[-1] for m in compiled}
+
+
 def wrap_module(module: ModuleType, prefix: str) -> int:
-    """Wraps the module's public functions in place; returns how many."""
+    """Wraps the package's own public functions in `module` in place (not re-exported ones); returns how many."""
+    own = own_module_names(module)
     count = 0
     for name in dir(module):
         value = getattr(module, name)
         if name.startswith("_") or not callable(value) or isinstance(value, type):
             continue
-        if str(getattr(value, "__module__", "") or "").split(".")[0] in FOREIGN_MODULES:
-            continue  # (re-exported names; a compiled module's functions may name any module)
+        if getattr(value, "__module__", None) not in own:
+            continue
         setattr(module, name, traced(prefix + name, value))
         count += 1
     return count
