@@ -20,9 +20,9 @@ gpu_gemm.py).  Every case is checked against a float64 reference on sampled grou
 `--other MODULE` also times a second DeepGEMM-compatible package (e.g. upstream built under
 another name) on the same operands, interleaved with ours and the anchor, and prints its time and
 other/ours per case and family.  `--only contiguous,contiguous_psum,bf16_contiguous` runs those
-families alone (e.g. for an A/B against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the general kernel).  `--tiles
-128x128,...` also times those forced tiles, interleaved call by call with the pick, in the
-families timed through `measure` (the M-grouped and K-grouped GEMMs).
+families alone (e.g. for an A/B against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the
+general kernel).  `--tiles 128x128,...` also times those forced tiles, interleaved call by call
+with the pick, in the families timed through `measure` (the M-grouped and K-grouped GEMMs).
 """
 
 from __future__ import annotations
