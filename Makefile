@@ -9,7 +9,7 @@ BUILD_ENV := CC=gcc CXX=g++ MAX_JOBS=$(shell nproc)
 CPP_SOURCES = $(shell find csrc \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) \
                 -not -path 'csrc/generated/*' | LC_ALL=C sort)
 
-.PHONY: help setup hooks regenerate check verify build lint format typecheck stubtest test test-only bench demo clean
+.PHONY: help setup hooks regenerate check verify build lint format typecheck stubtest test test-only bench ptxas demo clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -67,6 +67,10 @@ test: check verify build ## what CI runs: drift check, C++ verify, build, lint, 
 bench: build ## benchmark tables (host overhead, tooling)
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/tooling.py
+
+ptxas: setup ## ptxas's registers, stack frames and spills of every sm90a kernel (nvcc, no GPU; installs the cutlass headers)
+	$(PY) -c "import cutlass_library" 2>/dev/null || $(PY) -m pip install -q --no-deps nvidia-cutlass==4.2.0.0
+	$(PY) tools/ptxas_report.py
 
 demo: setup ## regenerate, build, import and call a few ops
 	$(PY) -m codegen regenerate
