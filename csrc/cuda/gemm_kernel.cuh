@@ -1482,8 +1482,16 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
       });
     };
+    if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
 #pragma unroll
-    for (int w = 0; w < kWaves; ++w) write_slab(w);
+      for (int w = 0; w < kWaves; ++w) write_slab(w);
+    } else {
+      // One call per wave: with the loop above, the general and contiguous kernels' 256-row
+      // tiles kept the wave index at run time and their accumulators in local memory (a
+      // 512-byte stack frame, from 3c24bbd on); the plain dense kernels unroll it.
+      write_slab(0);
+      if constexpr (kWaves == 2) write_slab(1);
+    }
   };
 
   // The described items: an item's first stage says what it is; a K item then spans its
