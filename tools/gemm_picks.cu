@@ -1,8 +1,8 @@
 // The tile-configuration heuristic's picks, on the host, without a GPU: the benchmark shapes of
-// benchmarks/gpu_gemm.py, gpu_grouped_gemm.py (FP8 and BF16 contiguous, masked, the bf16 einsum) and
-// gpu_bf16_gemm.py (the native path), as gemm_config() chooses them for an H200 (132 SMs).  The
-// compiled shapes' launchers are replaced by stubs, so only csrc/cuda/gemm.cu (the heuristic) is
-// built:
+// benchmarks/gpu_gemm.py, gpu_grouped_gemm.py (FP8 and BF16 contiguous, masked, K-grouped FP8, the
+// bf16 einsum) and gpu_bf16_gemm.py (the native path), as gemm_config() chooses them for an H200
+// (132 SMs).  The compiled shapes' launchers are replaced by stubs, so only csrc/cuda/gemm.cu (the
+// heuristic) is built:
 //
 //     nvcc -std=c++17 -Icsrc tools/gemm_picks.cu csrc/cuda/gemm.cu -o /tmp/gemm_picks && /tmp/gemm_picks
 
@@ -88,6 +88,16 @@ int main() {
   const int einsum[][4] = {{128, 128, 512, 128}, {4096, 128, 512, 128}, {128, 8, 4096, 1024}, {4096, 8, 4096, 1024}};
   for (const auto& s : einsum) {
     print("bf16 einsum", problem(s[1], s[0], s[3], s[2], GemmLayout::kBatched, InDtype::kBf16));
+  }
+  // K-grouped FP8 (groups x m x n x total K, equal groups), per-row scales on both sides.
+  const int k_grouped[][4] = {{4, 4096, 7168, 34304}, {4, 7168, 2048, 33024}};
+  for (const auto& s : k_grouped) {
+    int ks[8] = {};
+    GemmProblem p = problem(s[0], s[1], s[2], s[3], GemmLayout::kKGrouped, InDtype::kFp8E4m3);
+    for (int g = 0; g < s[0]; ++g) ks[g] = s[3] / s[0];
+    p.group_k = ks;
+    p.sfb_gran_n = 1;
+    print("fp8 k-grouped", p);
   }
   const int bf16[][3] = {{128, 2112, 7168},  {128, 4096, 7168},  {128, 7168, 2048},
                          {4096, 2112, 7168}, {4096, 4096, 7168}, {4096, 7168, 2048}};
