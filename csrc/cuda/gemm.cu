@@ -144,9 +144,12 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
 
 bool usable(const GemmProblem& p, const Compiled& c) {
   const bool bf16 = p.ab_dtype == InDtype::kBf16;
-  // 256-row tiles serve dense and masked problems: a contiguous tile of 256 rows would often
-  // hold two groups' runs, each paying for the whole tile's MMAs.
-  if (c.block_m == 256 && p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked) return false;
+  // 256-row tiles serve dense, masked and M-grouped contiguous problems (a contiguous tile's runs
+  // each pay for the waves that hold their rows only: Note [idle waves]).
+  if (c.block_m == 256 && p.layout != GemmLayout::kDense && p.layout != GemmLayout::kMasked &&
+      p.layout != GemmLayout::kRowIds && p.layout != GemmLayout::kPsum) {
+    return false;
+  }
   // Split K: dense problems (FP8 with 128x128 SFB blocks, or BF16) of at least one K block per CTA.
   const int k_block = gemm_detail::k_block_values(bf16, c.block_m, c.block_n);
   if (c.split > 1 &&
@@ -235,6 +238,8 @@ const Compiled* choose(const GemmProblem& p) {
     // Masked problems take pairs and 256-row tiles through masked_pick only.
     if (c.cast != 0) continue;
     if (c.block_m == 256 && p.layout == GemmLayout::kMasked) continue;
+    // Contiguous problems take 256-row tiles only when forced (not yet measured against 128x192).
+    if (c.block_m == 256 && (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum)) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
     // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster

@@ -38,6 +38,15 @@ inline bool general_schedule_forced() {
   return forced;
 }
 
+// DG_GEMM_SKIP_IDLE_WAVES=1: warpgroups skip the MMAs of their waves that hold no rows of an
+// item (Note [idle waves]).  Off by default until it is measured on the H200 (compiled for
+// sm_90a, not yet run on a GPU); read on every launch, like DG_SM90_GEMM_CONFIG, so one process
+// can compare both paths.
+inline bool idle_waves_skipped() {
+  const char* env = std::getenv("DG_GEMM_SKIP_IDLE_WAVES");
+  return env != nullptr && env[0] == '1';
+}
+
 // A kernel's dynamic shared memory limit, set on its first launch (one static per kernel).
 template <auto kKernel>
 cudaError_t smem_attribute_once(int bytes) {
@@ -192,6 +201,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&
                        args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
+  args.skip_idle = idle_waves_skipped() ? 1 : 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -97,6 +97,7 @@ struct KernelArgs {
   int out_add;  // the TMA path reduce-adds the float32 tile onto D (C is D)
   int clip_rows;  // items end at the output map's row boundary: partial slabs may use the TMA path
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
+  int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -993,6 +994,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int wg_thread = threadIdx.x % 128;
   bool stores_pending = false;
   constexpr int kWaves = T::kWaves;
+  // Idle waves are skipped (Note [idle waves]) wherever an item may leave a warpgroup's wave
+  // without rows: every schedule but the plain dense kernel's (multicast pairs walk masked
+  // problems too).
+  constexpr bool kSkipIdle = kSchedule != kScheduleDense || kCast != kCastNone;
   constexpr int kAccs = kBlockN / 2;  // accumulator floats per thread and wave
   // FP8 scratch chunks: each wave's columns in two halves when the halves are multiples of
   // 32 columns, BLOCK_N is at least 128 and SFB is per block.  Measured on the H200 (one CTA,
@@ -1082,12 +1087,43 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       release(stage);
       advance();
     }
+    // Note [idle waves]: a warpgroup owns 64 rows of each wave, and the tensor cores it feeds
+    // are the SM's, shared with the other warpgroup.  Where the item's rows [r_lo, r_hi) miss
+    // some of a warpgroup's waves (the second 128-row tile of a masked group of 129-192 rows, a
+    // contiguous tile's padding run or its second group's run, the empty items of tiles without
+    // a primary run), those waves skip their MMAs: a warpgroup with no rows at all keeps to the
+    // stage protocol (waits for each stage, releases it), and idle rows, which the epilogue
+    // never writes, keep zeros.  The span of waves that run, [wave_first, wave_end), is chosen
+    // once per item (outside the K loop: no wgmma is in flight at that branch) and compiled per
+    // span.  Kernels whose items always fill their tiles' waves (the plain dense ones) compile
+    // none of it.  The sums of the rows that are written do not change.
+    int wave_first = 0, wave_end = kWaves;
+    if constexpr (kSkipIdle) {
+      if (args.skip_idle) {
+        auto has_rows = [&](const int w) {
+          const int lo = w * T::kWaveRows + warpgroup * 64;
+          return lo < r_hi && lo + 64 > r_lo;
+        };
+        while (wave_end > 0 && !has_rows(wave_end - 1)) --wave_end;
+        while (wave_first < wave_end && !has_rows(wave_first)) ++wave_first;
+      }
+    }
+    const bool idle = wave_first >= wave_end;
+    // The K blocks the MMA loops below take: none when this warpgroup is idle.
+    const int k_mma = idle ? 0 : k_blocks;
+    if (idle) {
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        if (kb > 0) p::mbar_wait(&full[stage], phase);
+        release(stage);
+        advance();
+      }
+    }
     if constexpr (kBf16) {
       // One float32 accumulation over K: each K block's wgmmas go straight into `acc`, and
       // the stage of the block before is released once its group has retired (one group
       // stays in flight, so the tensor cores never wait for a release).
       int prev_stage = -1;
-      for (int kb = 0; kb < k_blocks; ++kb) {
+      for (int kb = 0; kb < k_mma; ++kb) {
         if (kb > 0) p::mbar_wait(&full[stage], phase);
         // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
         const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16);
@@ -1156,7 +1192,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         release(st);
         fold_block_scaled(acc, pc, 0, kBlockN / 8, sc.lo_first, sc.lo_second, sc.hi_first, sc.hi_second);
       };
-      for (; kb_single + 1 < k_blocks; kb_single += 2) {
+      for (; kb_single + 1 < k_mma; kb_single += 2) {
         if (kb_single > 0) p::mbar_wait(&full[stage], phase);
         const int st0 = stage;
         const BlockScales sc0 = scales_of(st0);
@@ -1173,9 +1209,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         fold_block(st1, part[1], sc1);
       }
     }
-    // split_c: the item's split at compile time (three-block tiles), or 0 (unused).
-    auto fp8_blocks = [&]([[maybe_unused]] const auto split_c) {
-      for (int kb = kb_single; kb < (kBf16 ? 0 : k_blocks); ++kb) {
+    // split_c: the item's split at compile time (three-block tiles), or 0 (unused); span_c: the
+    // waves whose MMAs run (Note [idle waves]), first * 4 + end, at compile time.
+    auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
+      constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
+      constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
+      for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) p::mbar_wait(&full[stage], phase);
         const float* sfa_s = smem_sfa + stage * kBlockM;
         const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
@@ -1226,10 +1265,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           }
           p::wgmma_commit();
         };
-        issue(0);
+        issue(kFirstChunk);
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          if (c + 1 < kChunks) {
+        for (int c = kFirstChunk; c < kEndChunk; ++c) {
+          if (c + 1 < kEndChunk) {
             issue(c + 1);
             p::wgmma_wait<1>();
           } else {
@@ -1239,7 +1278,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 #pragma unroll
           for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
           // Release the stage once every lane's shared-memory reads are done.
-          if (c == kChunks - 1) release(stage);
+          if (c == kEndChunk - 1) release(stage);
           const int w = c / kChunksPerWave;
           [[maybe_unused]] const int j0 = (c % kChunksPerWave) * (kChunkN / 8);  // the chunk's first 8-column group
           float* acc_w = acc + w * kAccs;
@@ -1276,11 +1315,21 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         advance();
       }
     };
+    constexpr std::integral_constant<int, kWaves> kAllWaves{};  // the span [0, kWaves)
+    [[maybe_unused]] constexpr std::integral_constant<int, 0> kNoSplit{};
     if constexpr (kThreeSfb) {
       // One branch per item, outside the K loop: no wgmma is in flight there.
-      with_sfb_split<kBlockN>(min(sfb_split, kBlockN), fp8_blocks);
+      with_sfb_split<kBlockN>(min(sfb_split, kBlockN), [&](const auto split_c) { fp8_blocks(split_c, kAllWaves); });
+    } else if constexpr (kSkipIdle && kWaves == 2) {
+      if (wave_end == 1) {
+        fp8_blocks(kNoSplit, std::integral_constant<int, 0 * 4 + 1>{});
+      } else if (wave_first == 1) {
+        fp8_blocks(kNoSplit, std::integral_constant<int, 1 * 4 + 2>{});
+      } else {
+        fp8_blocks(kNoSplit, kAllWaves);
+      }
     } else {
-      fp8_blocks(std::integral_constant<int, 0>{});
+      fp8_blocks(kNoSplit, kAllWaves);
     }
 
     // ---------------------------------------------------------------- split K

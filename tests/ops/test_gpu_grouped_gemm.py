@@ -4,7 +4,7 @@ Against float64 products of the dequantised operands on fresh random inputs: con
 layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one group, more
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
 padding), each also on every compiled tile, masked layouts with masked_m above and below
-expected_m.  Rows of no group in a
+expected_m, and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1).  Rows of no group in a
 per-row-id layout (ids outside [0, G)) come out exactly zero over a NaN-filled d; psum gaps
 and masked tails keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
 with the group sizes changed in place between replays.  Skipped without a GPU.
@@ -188,15 +188,20 @@ FP8_IDS = [s.config for s in FP8_SHAPES]
 
 
 @pytest.mark.parametrize("shape", FP8_SHAPES, ids=FP8_IDS)
-def test_contiguous_every_shape(shape: GemmShape, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_contiguous_every_shape(
+    shape: GemmShape, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
     """Every FP8 tile forced on both contiguous layouts: ragged groups, so tiles hold padding
     rows, several groups, or no group at all (the uniform first pass and the described items
-    after it), an N tail, and K of a few blocks."""
+    after it; a 256-row tile's runs that miss one of its waves), an N tail, and K of a few
+    blocks."""
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape.config)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     n = 2 * shape.block_n + 24
     _check_contiguous_ids([3, 1, 0, 200, 77, 130], 5, n, 640, pad_ids=(-1, -1, 1000))
     _check_contiguous_ids([128, 256, 0, 128], 0, n, 384)
     _check_psum_poisoned([300, 0, 129, 1, 64], n, 512, zero_padding=True)
+    assert shape.printed in capfd.readouterr().err  # the forced tile ran
 
 
 def _masked_case(groups: int, max_m: int, n: int, k: int):
@@ -242,6 +247,85 @@ def test_masked_every_shape(shape: GemmShape, monkeypatch: pytest.MonkeyPatch, c
     deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
     assert shape.printed in capfd.readouterr().err  # the forced tile ran
+
+
+# Note [idle waves]: tiles whose items miss some of a warpgroup's 64-row waves.  FP8: one wave
+# per warpgroup (64 and 128 rows, the three-SFB-block 176), two (256); BF16: single CTAs and
+# the masked multicast pairs.
+IDLE_WAVE_CONFIGS = ["64x128", "128x128", "128x176", "128x192", "256x128", "bf16:128x256", "bf16:128x128ma"]
+IDLE_MASKED_COUNTS = [0, 1, 64, 65, 129, 192, 193, 320]  # max_m 320: full, partial and empty waves
+
+
+def _both_idle_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
+    """run() with DG_GEMM_SKIP_IDLE_WAVES off and on (it checks its result against float64 and
+    returns D): the skipped MMAs belong to rows that are never written, so D keeps its bits."""
+    outs = []
+    for skip in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
+        outs.append(run())
+    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+
+
+@pytest.mark.parametrize("config", IDLE_WAVE_CONFIGS)
+def test_idle_waves_skipped_keep_the_bits(
+    config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    bf16 = config.startswith("bf16:")
+    shape = config.removeprefix("bf16:")
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    block_n = int(re.match(r"\d+x(\d+)", shape).group(1))
+    groups, max_m, n, k = len(IDLE_MASKED_COUNTS), 320, 2 * block_n + 24, 640
+    masked_m = torch.tensor(IDLE_MASKED_COUNTS, dtype=torch.int32, device="cuda")
+    if bf16:
+        a, a_ref = _bf16(groups, max_m, k)
+        b, b_ref = _bf16(groups, n, k)
+    else:
+        a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+
+    def masked() -> torch.Tensor:
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if bf16:
+            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+        else:
+            deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+        _check_masked_rows(d, IDLE_MASKED_COUNTS, a_ref, b_ref, 1e-5 if bf16 else 2e-5)
+        return d
+
+    _both_idle_modes(monkeypatch, masked)
+    assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
+    if shape.endswith(("ma", "mb")):
+        return  # multicast pairs serve dense and masked problems only
+    # Contiguous per-row ids: groups of 1, 65 and 130 rows with padding (-1) after each, so
+    # tiles hold a run in their first wave only, in their second only, or padding alone.
+    sizes, pad = [1, 65, 0, 130], 70
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1] * pad
+    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
+    ids_t = layout.long()
+    if bf16:
+        a2, a2_ref = _bf16(len(ids), k)
+        b2, b2_ref = _bf16(len(sizes), n, k)
+    else:
+        a2, sfa2, a2_ref = _a(len(ids), k)
+        b2, sfb2, b2_ref = _b(len(sizes), n, k)
+
+    def contiguous() -> torch.Tensor:
+        d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if bf16:
+            deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a2, b2, d, layout)
+        else:
+            deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a2, sfa2), (b2, sfb2), d, layout)
+        for g in range(len(sizes)):
+            rows = ids_t == g
+            if rows.any():
+                assert calc_diff(d[rows], a2_ref[rows] @ b2_ref[g].t()) < (1e-5 if bf16 else 2e-5)
+        assert (d[ids_t < 0].float() == 0).all()
+        return d
+
+    _both_idle_modes(monkeypatch, contiguous)
+    assert f"-> {shape} " in capfd.readouterr().err
 
 
 def test_grouped_bitwise_deterministic() -> None:
