@@ -47,6 +47,15 @@ inline bool idle_waves_skipped() {
   return env != nullptr && env[0] == '1';
 }
 
+// DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
+// consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
+// to the general kernel.  Off by default until it is measured on the H200 (compiled for sm_90a,
+// not yet run on a GPU); read on every launch, so one process can compare both kernels.
+inline bool masked_schedule_chosen() {
+  const char* env = std::getenv("DG_GEMM_MASKED_SCHEDULE");
+  return env != nullptr && env[0] == '1';
+}
+
 // A kernel's dynamic shared memory limit, set on its first launch (one static per kernel).
 template <auto kKernel>
 cudaError_t smem_attribute_once(int bytes) {
@@ -346,8 +355,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
       }
     }
     // Dense and M-grouped contiguous problems run the kernels whose consumers keep a uniform
-    // schedule (FP8 with 128x128 SFB blocks, or BF16); the general kernel serves the rest, and
-    // all of them under DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
+    // schedule (FP8 with 128x128 SFB blocks, or BF16), and masked FP8 problems under
+    // DG_GEMM_MASKED_SCHEDULE=1; the general kernel serves the rest, and all of them under
+    // DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
     if constexpr (!kSfbPerRow) {
       if (!general_schedule_forced()) {
         if (p.layout == GemmLayout::kDense) {
@@ -361,6 +371,14 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
           if (attr != cudaSuccess) return attr;
           return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+        }
+        if constexpr (!kBf16) {
+          if (masked && masked_schedule_chosen()) {
+            constexpr auto kMaskedKernel = &sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN>;
+            const cudaError_t attr = smem_attribute_once<kMaskedKernel>(T::kSmemBytes);
+            if (attr != cudaSuccess) return attr;
+            return cudaLaunchKernelEx(&launch, kMaskedKernel, tm_a, tm_b, tm_d, args);
+          }
         }
         if constexpr (!kMnA) {
           if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {

@@ -118,8 +118,9 @@ constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K block
 constexpr int kAllRuns = 0, kPrimaryRun = 1, kOtherRuns = 2;
 
 // The consumers' schedule, a kernel's template argument: the stage descriptions (general), the
-// dense tile order, or the contiguous kernel's uniform pass followed by described items.
-constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2;
+// dense tile order, the contiguous kernel's uniform pass followed by described items, or a
+// masked problem's tiles (MaskedPairs, one tile at a time), walked from masked_m on the device.
+constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2, kScheduleMasked = 3;
 
 // Where a consumed item's rows go: a dense tile's (in registers) or a held description's (in
 // the warp's shared slot, read at use).
@@ -376,7 +377,8 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_
 
 // Multicast pairs on a masked problem: group g's tiles, ceil(min(masked_m[g], m) / BLOCK_M) x
 // n_blocks, taken in pairs (kCastB: two M tiles of one N tile, sharing B; kCastA: two N tiles of
-// one M tile, sharing A), groups in order and, within a group, a pair row (M) at a time.  A
+// one M tile, sharing A), groups in order and, within a group, a pair row (M) at a time.  With
+// kCastNone the units are single tiles in the general kernel's masked order (the masked kernel).  A
 // group's odd tile count leaves the last pair's second tile empty: it loads rows past the group's
 // count (or past the matrix: zeros), feeds its partner's half, and writes no row.  The producer
 // and the consumers of both CTAs walk it alike, from the group sizes on the device; each call's
@@ -777,14 +779,7 @@ struct Producer {
     if constexpr (kCast != kCastNone) {
       cast_rank = cluster_rank;
       if (args.kind == kMasked) {
-        MaskedPairs<kBlockM, kCast> walk;
-        int m0 = 0, n_blk = 0, rows = 0;
-#pragma unroll 1
-        for (int t = cta; walk.find(args, t, cluster_rank, m0, n_blk, rows); t += num_ctas) {
-          const int row0 = walk.g * args.m + m0;
-          item(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
-        }
-        finish();
+        run_masked(cta, num_ctas, cluster_rank);
         return;
       }
     }
@@ -799,6 +794,19 @@ struct Producer {
       } else {
         item(m0, m0, n0, 0, 0, min(kBlockM, args.m - m0));
       }
+    }
+    finish();
+  }
+
+  // A masked problem's units (MaskedPairs: multicast pairs, or single tiles), as the consumers of
+  // the dense-schedule and masked kernels walk them: cluster `cta` of num_ctas, this CTA `rank`.
+  __device__ void run_masked(int cta, int num_ctas, int rank) {
+    MaskedPairs<kBlockM, kCast> walk;
+    int m0 = 0, n_blk = 0, rows = 0;
+#pragma unroll 1
+    for (int t = cta; walk.find(args, t, rank, m0, n_blk, rows); t += num_ctas) {
+      const int row0 = walk.g * args.m + m0;
+      item(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
     }
     finish();
   }
@@ -976,6 +984,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         producer.run_dense(blockIdx.x, gridDim.x);
       } else if constexpr (kSchedule == kScheduleContiguous) {
         producer.run_contiguous(blockIdx.x, gridDim.x);
+      } else if constexpr (kSchedule == kScheduleMasked) {
+        producer.run_masked(blockIdx.x, gridDim.x, 0);
       } else {
         producer.run(blockIdx.x, gridDim.x);
       }
@@ -1601,6 +1611,19 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       const int m0 = m_blk * kBlockM;
       consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, k_count, DenseItem{m0});
     }
+  } else if constexpr (kSchedule == kScheduleMasked) {
+    // A masked problem's tiles, walked as the producer walks them (Producer::run_masked): the
+    // K-block count is a kernel parameter, so the loop state stays uniform as in the dense
+    // kernel; only the rows (the epilogue's and Note [idle waves]'s) come from masked_m.
+    MaskedPairs<kBlockM, kCastNone> walk;
+    int stage = 0, m0 = 0, n_blk = 0, rows = 0;
+    uint32_t phase = 0;
+#pragma unroll 1
+    for (int t = static_cast<int>(blockIdx.x); walk.find(args, t, 0, m0, n_blk, rows);
+         t += static_cast<int>(gridDim.x)) {
+      p::mbar_wait(&full[stage], phase);
+      consume_item(stage, phase, 0, 0, rows, n_blk * kBlockN, args.num_k_blocks, DenseItem{walk.g * args.m + m0});
+    }
   } else if constexpr (kSchedule == kScheduleContiguous) {
     // Note [uniform contiguous schedule]: an M-grouped contiguous problem in two passes
     // (Producer::run_contiguous).  The first is the dense kernel's walk: every tile of this CTA
@@ -1644,6 +1667,15 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
     sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// M-grouped masked FP8 with 128x128 SFB blocks: the consumers walk the groups' tiles themselves.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
+    sm90_fp8_gemm_m_grouped_masked_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                          const __grid_constant__ CUtensorMap tm_b,
+                                          const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped contiguous FP8 (row ids or psum) with 128x128 SFB blocks: the uniform first pass.

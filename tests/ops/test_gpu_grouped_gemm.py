@@ -4,7 +4,8 @@ Against float64 products of the dequantised operands on fresh random inputs: con
 layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one group, more
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
 padding), each also on every compiled tile, masked layouts with masked_m above and below
-expected_m, and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1).  Rows of no group in a
+expected_m (also on the masked kernel, DG_GEMM_MASKED_SCHEDULE=1, with the general kernel's bits),
+and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1).  Rows of no group in a
 per-row-id layout (ids outside [0, G)) come out exactly zero over a NaN-filled d; psum gaps
 and masked tails keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
 with the group sizes changed in place between replays.  Skipped without a GPU.
@@ -233,11 +234,16 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
+@pytest.mark.parametrize("schedule", ["general", "masked"])
 @pytest.mark.parametrize("shape", FP8_SHAPES, ids=FP8_IDS)
-def test_masked_every_shape(shape: GemmShape, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+def test_masked_every_shape(
+    shape: GemmShape, schedule: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
     """Every FP8 tile forced on a masked problem: an empty group, a one-row group, a full one,
-    groups ending inside a tile, an N tail."""
+    groups ending inside a tile, an N tail; on the general kernel and on the masked kernel
+    (DG_GEMM_MASKED_SCHEDULE=1)."""
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape.config)
+    monkeypatch.setenv("DG_GEMM_MASKED_SCHEDULE", "1" if schedule == "masked" else "0")
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     groups, max_m, n, k = 5, 320, 2 * shape.block_n + 24, 640
     a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
@@ -326,6 +332,40 @@ def test_idle_waves_skipped_keep_the_bits(
 
     _both_idle_modes(monkeypatch, contiguous)
     assert f"-> {shape} " in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("config", ["64x128", "128x128", "128x192", "256x128"])
+def test_masked_kernel_same_bits_and_graph_replay(config: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The masked kernel (DG_GEMM_MASKED_SCHEDULE=1: its consumers walk the groups' tiles from
+    masked_m on the device) gives the general kernel's bits, with idle waves kept and skipped, and
+    replays in a CUDA graph with the group sizes rewritten in place."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
+    block_n = int(config.split("x")[1])
+    groups, max_m, n, k = 6, 320, 2 * block_n + 24, 512
+    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+    counts = [0, 1, 129, max_m, 65, 200]
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    outs = []
+    for schedule, skip in (("0", "0"), ("1", "0"), ("1", "1")):
+        monkeypatch.setenv("DG_GEMM_MASKED_SCHEDULE", schedule)
+        monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+        outs.append(d)
+    assert all(torch.equal(o.view(torch.int16), outs[0].view(torch.int16)) for o in outs[1:])
+    d = torch.zeros(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)  # warm-up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+    for _ in range(3):
+        counts = [random.randint(0, max_m) for _ in range(groups)]
+        masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
 def test_grouped_bitwise_deterministic() -> None:
