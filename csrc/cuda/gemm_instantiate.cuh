@@ -56,6 +56,14 @@ inline bool masked_schedule_chosen() {
   return env != nullptr && env[0] == '1';
 }
 
+// DG_GEMM_K_GROUPED_SCHEDULE=1 sends K-grouped FP8 problems to the kernel whose consumers walk
+// the table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel).  Off by default until it
+// is measured on the H200 (compiled for sm_90a, not yet run on a GPU); read on every launch.
+inline bool k_grouped_schedule_chosen() {
+  const char* env = std::getenv("DG_GEMM_K_GROUPED_SCHEDULE");
+  return env != nullptr && env[0] == '1';
+}
+
 // A kernel's dynamic shared memory limit, set on its first launch (one static per kernel).
 template <auto kKernel>
 cudaError_t smem_attribute_once(int bytes) {
@@ -278,6 +286,16 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         static const cudaError_t grouped_attr =
             cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
         if (grouped_attr != cudaSuccess) return grouped_attr;
+        // FP8 under DG_GEMM_K_GROUPED_SCHEDULE=1: the kernel whose consumers walk the table.
+        auto* table_kernel = grouped_kernel;
+        if constexpr (!kBf16) {
+          if (k_grouped_schedule_chosen()) {
+            constexpr auto kUniformKernel = &sm90_fp8_k_grouped_gemm_uniform_kernel<kBlockM, kBlockN>;
+            const cudaError_t attr = smem_attribute_once<kUniformKernel>(T::kSmemBytes);
+            if (attr != cudaSuccess) return attr;
+            table_kernel = kUniformKernel;
+          }
+        }
         KGroupTable table{};
         const auto* a_bytes = static_cast<const uint8_t*>(p.a);
         const auto* b_bytes = static_cast<const uint8_t*>(p.b);
@@ -329,7 +347,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if (flush) {
             launch.gridDim = dim3(static_cast<unsigned>(
                 std::max<int64_t>(1, std::min<int64_t>(cfg.num_ctas, tiles_per_group * table.count))));
-            const cudaError_t st = cudaLaunchKernelEx(&launch, grouped_kernel, table, tm_d, args);
+            const cudaError_t st = cudaLaunchKernelEx(&launch, table_kernel, table, tm_d, args);
             if (st != cudaSuccess) return st;
             table.count = 0;
           }

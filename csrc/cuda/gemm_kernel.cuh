@@ -118,16 +118,19 @@ constexpr int kZero = 1, kEnd = 2;  // StageInfo::flags: a zero item (no K block
 constexpr int kAllRuns = 0, kPrimaryRun = 1, kOtherRuns = 2;
 
 // The consumers' schedule, a kernel's template argument: the stage descriptions (general), the
-// dense tile order, the contiguous kernel's uniform pass followed by described items, or a
-// masked problem's tiles (MaskedPairs, one tile at a time), walked from masked_m on the device.
-constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2, kScheduleMasked = 3;
+// dense tile order, the contiguous kernel's uniform pass followed by described items, a masked
+// problem's tiles (MaskedPairs, one tile at a time), walked from masked_m on the device, or a
+// K-grouped problem's tiles, walked from its table of groups (a kernel parameter).
+constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2, kScheduleMasked = 3,
+              kScheduleKGrouped = 4;
 
 // Where a consumed item's rows go: a dense tile's (in registers) or a held description's (in
 // the warp's shared slot, read at use).
 struct DenseItem {
   int row0;
+  int group = 0;  // D's group: a K-grouped problem's outer coordinate, 0 otherwise
   __device__ __forceinline__ int d_row0() const { return row0; }
-  __device__ __forceinline__ int z() const { return 0; }
+  __device__ __forceinline__ int z() const { return group; }
 };
 struct HeldItem {
   const StageInfo* held;
@@ -1624,6 +1627,26 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       p::mbar_wait(&full[stage], phase);
       consume_item(stage, phase, 0, 0, rows, n_blk * kBlockN, args.num_k_blocks, DenseItem{walk.g * args.m + m0});
     }
+  } else if constexpr (kSchedule == kScheduleKGrouped) {
+    // A K-grouped problem's tiles in the producer's order (Producer::run, its table path): groups
+    // in table order, each group's tiles in bands, the empty groups skipped.  The table is a
+    // kernel parameter, so each group's K-block count stays uniform, as in the dense kernel.
+    const int per_group = args.m_blocks * args.n_blocks;
+    const int units = table->count * per_group;
+    int stage = 0;
+    uint32_t phase = 0;
+#pragma unroll 1
+    for (int t = static_cast<int>(blockIdx.x); t < units; t += static_cast<int>(gridDim.x)) {
+      const int gi = t / per_group;
+      const int k_blocks = table->k_blocks[gi];
+      if (k_blocks == 0) continue;
+      int m_blk = 0, n_blk = 0;
+      band_tile(args, t - gi * per_group, m_blk, n_blk);
+      const int m0 = m_blk * kBlockM;
+      p::mbar_wait(&full[stage], phase);
+      consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, k_blocks,
+                   DenseItem{m0, table->group[gi]});
+    }
   } else if constexpr (kSchedule == kScheduleContiguous) {
     // Note [uniform contiguous schedule]: an M-grouped contiguous problem in two passes
     // (Producer::run_contiguous).  The first is the dense kernel's walk: every tile of this CTA
@@ -1709,6 +1732,14 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThread
     sm90_fp8_k_grouped_gemm_kernel(const __grid_constant__ KGroupTable table, const __grid_constant__ CUtensorMap tm_d,
                                    const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
+}
+
+// K-grouped FP8, the consumers walking the table's tiles themselves (DG_GEMM_K_GROUPED_SCHEDULE=1).
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThreads, 1)
+    sm90_fp8_k_grouped_gemm_uniform_kernel(const __grid_constant__ KGroupTable table,
+                                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, true, false, kScheduleKGrouped>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
 template <int kBlockM, int kBlockN, int kMajors = 0>

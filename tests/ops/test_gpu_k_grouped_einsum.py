@@ -3,7 +3,8 @@ sm90a kernel's K-grouped, batched and batch-summed schedules and its TMA float32
 
 Against float64 references built from the definitions on fresh random inputs: K-grouped
 with ragged sizes (empty groups, one group), C separate and C = D, 20-call determinism and
-CUDA-graph replay with the data changed in place; the bf16 K-grouped TN GEMM (MN-major operands:
+CUDA-graph replay with the data changed in place, and the general kernel's bits from the kernel
+whose consumers walk the groups (DG_GEMM_K_GROUPED_SCHEDULE=1) on every per-row tile; the bf16 K-grouped TN GEMM (MN-major operands:
 K tails inside a block, empty groups, the psum layout's NaN gaps, every compiled shape); einsum
 'bhr,hdr->bhd' (bf16 and FP8, B a strided slice, A and D strided views) and 'bhd,hdr->bhr' (B
 MN-major), 'bmk,bnk->mn' (float32 in place, float32 with a
@@ -129,6 +130,39 @@ def test_k_grouped_deterministic_and_graph_replay() -> None:
     sfa.copy_(sfa2)
     sfb.copy_(sfb2)
     _replay_and_check(graph, c, d, product2, 1e-5)
+
+
+ROW_SHAPES = sorted(s.config for s in compiled_gemm_shapes() if s.sfb_per_row)
+
+
+@pytest.mark.parametrize("shape", ROW_SHAPES)
+def test_k_grouped_fp8_uniform_kernel_same_bits(shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The K-grouped kernel whose consumers walk the table of groups themselves
+    (DG_GEMM_K_GROUPED_SCHEDULE=1) gives the general kernel's bits on every per-row tile (empty
+    groups, M and N tails, a separate C), and replays in a CUDA graph."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    ks, m, n = [256, 0, 384, 128, 640], 200, 2 * int(shape.split("x")[1]) + 24
+    a, sfa, b, sfb, product = _k_grouped(ks, m, n)
+    c = torch.randn(len(ks), m, n, device="cuda")
+    c0 = c.clone()
+    layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
+    outs = []
+    for schedule in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_K_GROUPED_SCHEDULE", schedule)
+        d = torch.full_like(c, float("nan"))
+        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+        _check_k_grouped(d, c, c0, product, ks, False, 1e-5)
+        outs.append(d)
+    assert torch.equal(outs[0], outs[1])
+    d = outs[1]
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+    _replay_and_check(graph, c, d, product, 1e-5)
 
 
 def _bf16_tn_case(ks: list[int], m: int, n: int, psum: bool = False):
