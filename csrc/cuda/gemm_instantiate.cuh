@@ -289,7 +289,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         // FP8 under DG_GEMM_K_GROUPED_SCHEDULE=1: the kernel whose consumers walk the table.
         auto* table_kernel = grouped_kernel;
         if constexpr (!kBf16) {
-          if (k_grouped_schedule_chosen()) {
+          if (k_grouped_schedule_chosen() && !general_schedule_forced()) {
             constexpr auto kUniformKernel = &sm90_fp8_k_grouped_gemm_uniform_kernel<kBlockM, kBlockN>;
             const cudaError_t attr = smem_attribute_once<kUniformKernel>(T::kSmemBytes);
             if (attr != cudaSuccess) return attr;
