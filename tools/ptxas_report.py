@@ -9,7 +9,7 @@ per kernel: registers, stack frame, spill stores and loads, and ptxas's performa
 --max-stack bytes (default 256: a register array, such as the accumulators, placed in local
 memory; a few spilled scalars stay well under it) or when ptxas serialised a kernel's wgmmas.
 Needs nvcc and the CuTe/CUTLASS headers ($CUTLASS_INCLUDE_DIR or the nvidia-cutlass wheel);
-no GPU.  On the 2-core development machine the GEMM units take about six minutes.
+no GPU.  On the 2-core development machine all the units take about eight minutes.
 """
 
 from __future__ import annotations
