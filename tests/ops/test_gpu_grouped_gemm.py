@@ -334,6 +334,32 @@ def test_idle_waves_skipped_keep_the_bits(
     assert f"-> {shape} " in capfd.readouterr().err
 
 
+def _replay_masked_with_new_sizes(
+    a: tuple[torch.Tensor, torch.Tensor],
+    b: tuple[torch.Tensor, torch.Tensor],
+    a_ref: torch.Tensor,
+    b_ref: torch.Tensor,
+    masked_m: torch.Tensor,
+    expected: int,
+) -> None:
+    """The masked FP8 GEMM of `a` and `b` captured in a CUDA graph, then replayed three times with
+    masked_m rewritten in place (random sizes up to max_m) and D poisoned: each replay's rows
+    against float64, the rest left as NaN."""
+    groups, max_m, n = a[0].size(0), a[0].size(1), b[0].size(1)
+    d = torch.zeros(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected)  # warm-up outside the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected)
+    for _ in range(3):
+        counts = [random.randint(0, max_m) for _ in range(groups)]
+        masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
+        d.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+
+
 @pytest.mark.parametrize("config", ["64x128", "128x128", "128x192", "256x128"])
 def test_masked_kernel_same_bits_and_graph_replay(config: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The masked kernel (DG_GEMM_MASKED_SCHEDULE=1: its consumers walk the groups' tiles from
@@ -354,18 +380,7 @@ def test_masked_kernel_same_bits_and_graph_replay(config: str, monkeypatch: pyte
         _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
         outs.append(d)
     assert all(torch.equal(o.view(torch.int16), outs[0].view(torch.int16)) for o in outs[1:])
-    d = torch.zeros(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
-    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)  # warm-up outside the capture
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
-    for _ in range(3):
-        counts = [random.randint(0, max_m) for _ in range(groups)]
-        masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
-        d.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+    _replay_masked_with_new_sizes(a, b, a_ref, b_ref, masked_m, 128)
 
 
 def test_grouped_bitwise_deterministic() -> None:
@@ -382,19 +397,7 @@ def test_grouped_bitwise_deterministic() -> None:
 def test_graph_replay_with_new_group_sizes() -> None:
     groups, max_m, n, k = 6, 256, 512, 768
     a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
-    masked_m = torch.zeros(groups, dtype=torch.int32, device="cuda")
-    d = torch.zeros(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
-    deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 64)  # warm-up outside the capture
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 64)
-    for _ in range(3):
-        counts = [random.randint(0, max_m) for _ in range(groups)]
-        masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
-        d.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+    _replay_masked_with_new_sizes(a, b, a_ref, b_ref, torch.zeros(groups, dtype=torch.int32, device="cuda"), 64)
     # The contiguous psum layout, ends changed between replays.
     sizes = [128, 256, 64]
     m = 640

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -106,6 +107,18 @@ def _replay_and_check(
         assert calc_diff(d[g], ref[g]) < bound
 
 
+def _capture(call: Callable[[], None]) -> torch.cuda.CUDAGraph:
+    """`call` run once on a side stream (warm-up), then captured there into a CUDA graph."""
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        call()
+        torch.cuda.synchronize()
+        with torch.cuda.graph(graph, stream=stream):
+            call()
+    return graph
+
+
 def test_k_grouped_deterministic_and_graph_replay() -> None:
     ks, m, n = [384, 0, 256, 512], 256, 320
     a, sfa, b, sfb, _ = _k_grouped(ks, m, n)
@@ -117,13 +130,7 @@ def test_k_grouped_deterministic_and_graph_replay() -> None:
         deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
         results.append(d.clone())
     assert all(torch.equal(r, results[0]) for r in results)
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(graph, stream=stream):
-            deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+    graph = _capture(lambda: deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c))
     a2, sfa2, b2, sfb2, product2 = _k_grouped(ks, m, n)
     a.copy_(a2)
     b.copy_(b2)
@@ -155,13 +162,7 @@ def test_k_grouped_fp8_uniform_kernel_same_bits(shape: str, monkeypatch: pytest.
         outs.append(d)
     assert torch.equal(outs[0], outs[1])
     d = outs[1]
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
-        torch.cuda.synchronize()
-        with torch.cuda.graph(graph, stream=stream):
-            deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c)
+    graph = _capture(lambda: deep_gemm.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, c))
     _replay_and_check(graph, c, d, product, 1e-5)
 
 
