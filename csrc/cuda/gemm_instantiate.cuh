@@ -28,13 +28,16 @@ auto* kernel_of() {
   }
 }
 
+// Whether the environment variable `name` starts with '1' (the kernels' switches below).
+inline bool env_switch_on(const char* name) {
+  const char* env = std::getenv(name);
+  return env != nullptr && env[0] == '1';
+}
+
 // DG_GEMM_GENERAL_SCHEDULE=1 sends dense and M-grouped contiguous problems to the general kernel
 // (read once per process: A/B measurements of the uniform-schedule kernels).
 inline bool general_schedule_forced() {
-  static const bool forced = [] {
-    const char* env = std::getenv("DG_GEMM_GENERAL_SCHEDULE");
-    return env != nullptr && env[0] == '1';
-  }();
+  static const bool forced = env_switch_on("DG_GEMM_GENERAL_SCHEDULE");
   return forced;
 }
 
@@ -42,27 +45,18 @@ inline bool general_schedule_forced() {
 // item (Note [idle waves]).  Off by default until it is measured on the H200 (compiled for
 // sm_90a, not yet run on a GPU); read on every launch, like DG_SM90_GEMM_CONFIG, so one process
 // can compare both paths.
-inline bool idle_waves_skipped() {
-  const char* env = std::getenv("DG_GEMM_SKIP_IDLE_WAVES");
-  return env != nullptr && env[0] == '1';
-}
+inline bool idle_waves_skipped() { return env_switch_on("DG_GEMM_SKIP_IDLE_WAVES"); }
 
 // DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  Off by default until it is measured on the H200 (compiled for sm_90a,
 // not yet run on a GPU); read on every launch, so one process can compare both kernels.
-inline bool masked_schedule_chosen() {
-  const char* env = std::getenv("DG_GEMM_MASKED_SCHEDULE");
-  return env != nullptr && env[0] == '1';
-}
+inline bool masked_schedule_chosen() { return env_switch_on("DG_GEMM_MASKED_SCHEDULE"); }
 
 // DG_GEMM_K_GROUPED_SCHEDULE=1 sends K-grouped FP8 problems to the kernel whose consumers walk
 // the table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel).  Off by default until it
 // is measured on the H200 (compiled for sm_90a, not yet run on a GPU); read on every launch.
-inline bool k_grouped_schedule_chosen() {
-  const char* env = std::getenv("DG_GEMM_K_GROUPED_SCHEDULE");
-  return env != nullptr && env[0] == '1';
-}
+inline bool k_grouped_schedule_chosen() { return env_switch_on("DG_GEMM_K_GROUPED_SCHEDULE"); }
 
 // A kernel's dynamic shared memory limit, set on its first launch (one static per kernel).
 template <auto kKernel>
