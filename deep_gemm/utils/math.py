@@ -4,6 +4,12 @@ All arithmetic is float32 on the input's device.  Scales follow DeepGEMM's
 conventions: ``sf = amax / max_representable`` per group (amax clamped to at
 least 1e-4), optionally rounded up to a power of two (UE8M0), and the data is
 multiplied by the reciprocal of its scale.
+
+The FP8 casts keep their scratch small, since tests and engines call them on
+operands of several GiB: the amax is a reduction over the input itself (no
+``|x|`` or float32 copy), and the float32 products are made a slice of rows at
+a time (at most ``_SLICE_ELEMENTS`` values) straight into the FP8 result.  The
+input is copied only to pad it to whole groups, in its own dtype.
 """
 
 from __future__ import annotations
@@ -64,6 +70,30 @@ def _scale(amax: torch.Tensor, max_value: float, use_ue8m0: bool) -> torch.Tenso
     return ceil_to_ue8m0(sf) if use_ue8m0 else sf
 
 
+# Values per float32 product slice of the FP8 casts (64 MiB).
+_SLICE_ELEMENTS = 1 << 24
+
+
+def _amax_abs(x: torch.Tensor, dim: int | tuple[int, ...]) -> torch.Tensor:
+    """max |x| over `dim`, reduced from x itself (exact, NaN kept), as float32."""
+    amax: torch.Tensor = torch.linalg.vector_norm(x, ord=float("inf"), dim=dim)
+    return amax.float()
+
+
+def _quantize_rows(groups: torch.Tensor, inv_sf: torch.Tensor) -> torch.Tensor:
+    """FP8 of float32(groups) * inv_sf (broadcast), made a slice along dim 0 at a time."""
+    out = torch.empty(groups.shape, dtype=torch.float8_e4m3fn, device=groups.device)
+    rows = groups.shape[0]
+    per_row = groups.numel() // rows if rows else 1
+    step = max(1, _SLICE_ELEMENTS // max(per_row, 1))
+    for r in range(0, rows, step):
+        part = groups[r : r + step]
+        if part.element_size() > 4:  # float64 rounds to float32 first, as the other dtypes promote
+            part = part.float()
+        out[r : r + step] = part * inv_sf[r : r + step]
+    return out
+
+
 def _pad_last(x: torch.Tensor, multiple: int, value: float = 0.0) -> torch.Tensor:
     extra = align(x.shape[-1], multiple) - x.shape[-1]
     if extra == 0:
@@ -82,11 +112,9 @@ def per_token_cast_to_fp8(
     if x.dim() != 2:
         raise ValueError(f"per_token_cast_to_fp8: expected a 2-D tensor, got {x.dim()}-D")
     m, n = x.shape
-    groups = _pad_last(x.float(), gran_k).view(m, ceil_div(n, gran_k), gran_k)
-    sf = _scale(groups.abs().amax(dim=2), FP8_MAX, use_ue8m0)
-    data = (
-        (groups * (1.0 / sf).unsqueeze(2)).to(torch.float8_e4m3fn).view(m, groups.shape[1] * gran_k)[:, :n].contiguous()
-    )
+    groups = _pad_last(x, gran_k).reshape(m, ceil_div(n, gran_k), gran_k)
+    sf = _scale(_amax_abs(groups, 2), FP8_MAX, use_ue8m0)
+    data = _quantize_rows(groups, (1.0 / sf).unsqueeze(2)).view(m, groups.shape[1] * gran_k)[:, :n].contiguous()
     if use_packed_ue8m0:
         if not use_ue8m0:
             raise ValueError("per_token_cast_to_fp8: use_packed_ue8m0 needs use_ue8m0=True")
@@ -99,9 +127,9 @@ def per_channel_cast_to_fp8(x: torch.Tensor, use_ue8m0: bool, gran_k: int = 128)
     if x.dim() != 2 or x.shape[0] % gran_k != 0:
         raise ValueError(f"per_channel_cast_to_fp8: expected 2-D with rows divisible by {gran_k}, got {tuple(x.shape)}")
     m, n = x.shape
-    groups = x.float().view(m // gran_k, gran_k, n)
-    sf = _scale(groups.abs().amax(dim=1), FP8_MAX, use_ue8m0)
-    data = (groups * (1.0 / sf).unsqueeze(1)).to(torch.float8_e4m3fn).view(m, n)
+    groups = x.reshape(m // gran_k, gran_k, n)
+    sf = _scale(_amax_abs(groups, 1), FP8_MAX, use_ue8m0)
+    data = _quantize_rows(groups, (1.0 / sf).unsqueeze(1)).view(m, n)
     return data, sf
 
 
@@ -111,12 +139,15 @@ def per_block_cast_to_fp8(x: torch.Tensor, use_ue8m0: bool, gran_k: int = 128) -
         raise ValueError(f"per_block_cast_to_fp8: expected a 2-D tensor, got {x.dim()}-D")
     m, n = x.shape
     g = gran_k
-    padded = torch.zeros(align(m, g), align(n, g), dtype=torch.float32, device=x.device)
-    padded[:m, :n] = x.float()
-    tiles = padded.view(padded.shape[0] // g, g, padded.shape[1] // g, g)
-    sf = _scale(tiles.abs().amax(dim=(1, 3)), FP8_MAX, use_ue8m0)
-    data = (tiles * (1.0 / sf).view(sf.shape[0], 1, sf.shape[1], 1)).to(torch.float8_e4m3fn)
-    return data.view_as(padded)[:m, :n].contiguous(), sf
+    mp, np_ = align(m, g), align(n, g)
+    padded = x
+    if (mp, np_) != (m, n):
+        padded = torch.zeros(mp, np_, dtype=x.dtype, device=x.device)
+        padded[:m, :n] = x
+    tiles = padded.reshape(mp // g, g, np_ // g, g)
+    sf = _scale(_amax_abs(tiles, (1, 3)), FP8_MAX, use_ue8m0)
+    data = _quantize_rows(tiles, (1.0 / sf).view(sf.shape[0], 1, sf.shape[1], 1))
+    return data.view(mp, np_)[:m, :n].contiguous(), sf
 
 
 def per_custom_dims_cast_to_fp8(

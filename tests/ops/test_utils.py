@@ -115,3 +115,29 @@ def test_calc_diff() -> None:
     assert calc_diff(x, x) == pytest.approx(0.0, abs=1e-12)
     assert calc_diff(x, -x) == pytest.approx(2.0)
     assert calc_diff(torch.zeros(3), torch.zeros(3)) == 0.0
+
+
+def test_casts_and_calc_diff_keep_their_scratch_small() -> None:
+    # An operand of 2^25 values: its float32 copy alone would be 128 MiB.  The casts reduce
+    # the amax from the input and make the float32 products a slice at a time, so they hold
+    # the FP8 result (1 byte a value) and about one float32 slice; calc_diff holds two float64
+    # slices; besides, a few tensors of one float32 scale per 128 values.  (The previous casts
+    # held 9 bytes a value, calc_diff 40.)
+    from deep_gemm.testing import numeric
+    from deep_gemm.utils import math as cast_math
+    from tests.support.memory import peak_cpu_bytes
+
+    m, n = 4096, 8192
+    x = torch.randn(m, n, dtype=torch.bfloat16)
+    slice_bytes = cast_math._SLICE_ELEMENTS * 4
+    scales = 4 * (m * n // 128) * 4
+    for name, cast in (("per_token", per_token_cast_to_fp8), ("per_block", per_block_cast_to_fp8)):
+        peak = peak_cpu_bytes(lambda cast=cast: cast(x, use_ue8m0=False))
+        assert m * n <= peak <= m * n + slice_bytes + scales, f"{name}: {peak / (m * n):.2f} bytes a value"
+    y = x + torch.randn_like(x)
+    peak = peak_cpu_bytes(lambda: calc_diff(x, y))
+    assert 0 < peak <= 2 * numeric._DIFF_SLICE * 8 + (1 << 20), f"calc_diff: {peak} bytes"
+    # The sliced sums agree with one float64 pass of the definition.
+    x64, y64 = x.double(), y.double()
+    expected = 1 - 2 * float((x64 * y64).sum()) / float((x64 * x64 + y64 * y64).sum())
+    assert calc_diff(x, y) == pytest.approx(expected, rel=1e-9, abs=1e-12)
