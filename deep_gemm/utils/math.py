@@ -9,7 +9,8 @@ The FP8 casts keep their scratch small, since tests and engines call them on
 operands of several GiB: the amax is a reduction over the input itself (no
 ``|x|`` or float32 copy), and the float32 products are made a slice of rows at
 a time (at most ``_SLICE_ELEMENTS`` values) straight into the FP8 result.  The
-input is copied only to pad it to whole groups, in its own dtype.
+block cast copies the input (in its own dtype) only to pad it to whole tiles;
+the token cast reads a partial last group in place.
 """
 
 from __future__ import annotations
@@ -112,9 +113,21 @@ def per_token_cast_to_fp8(
     if x.dim() != 2:
         raise ValueError(f"per_token_cast_to_fp8: expected a 2-D tensor, got {x.dim()}-D")
     m, n = x.shape
-    groups = _pad_last(x, gran_k).reshape(m, ceil_div(n, gran_k), gran_k)
-    sf = _scale(_amax_abs(groups, 2), FP8_MAX, use_ue8m0)
-    data = _quantize_rows(groups, (1.0 / sf).unsqueeze(2)).view(m, groups.shape[1] * gran_k)[:, :n].contiguous()
+    # The whole groups and the last, partial one (if any) are two segments, each read in place
+    # and quantised on its own, then joined: no padded copy, and no slice of a padded result
+    # (torch.compile's CPU backend in torch 2.13 miscomputes a broadcast product that is viewed
+    # and sliced that way: the partial group's values came out as garbage).
+    whole = n // gran_k
+    full = whole * gran_k
+    amax = [_amax_abs(x[:, :full].reshape(m, whole, gran_k), 2)]
+    if full < n:
+        amax.append(_amax_abs(x[:, full:], 1).unsqueeze(1))
+    sf = _scale(torch.cat(amax, 1) if len(amax) > 1 else amax[0], FP8_MAX, use_ue8m0)
+    inv = 1.0 / sf
+    parts = [_quantize_rows(x[:, :full].reshape(m, whole, gran_k), inv[:, :whole].unsqueeze(2)).view(m, full)]
+    if full < n:
+        parts.append(_quantize_rows(x[:, full:], inv[:, whole:]))
+    data = torch.cat(parts, 1) if len(parts) > 1 else parts[0]
     if use_packed_ue8m0:
         if not use_ue8m0:
             raise ValueError("per_token_cast_to_fp8: use_packed_ue8m0 needs use_ue8m0=True")
