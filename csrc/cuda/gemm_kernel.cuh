@@ -62,6 +62,7 @@
 #include <type_traits>
 
 #include "cuda/gemm_launch.cuh"
+#include "cuda/gemm_trace.cuh"
 #include "cuda/sm90_primitives.cuh"
 #include "cuda/sm90_wgmma.cuh"
 
@@ -453,6 +454,7 @@ struct Producer {
   int stage = 0;
   uint32_t phase = 0;
   int cast_rank = 0;  // this CTA's rank in its multicast pair
+  DG_TRACE(trace::Tracer tracer{trace::kProducerRole};)  // Note [tile trace]
 
   __device__ __forceinline__ uint8_t* smem_a() const { return smem; }
   __device__ __forceinline__ uint8_t* smem_b() const { return smem + T::kOffB; }
@@ -472,7 +474,9 @@ struct Producer {
   // Claims the next stage; on an item's first stage it also publishes the item's description (a
   // release by lane 0's arrive).
   __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes, bool describe = true) {
+    DG_TRACE(tracer.wait_begin();)
     sm90::mbar_wait(&empty()[stage], phase ^ 1);
+    DG_TRACE(tracer.wait_end();)
     if (lane == 0) {
       if (describe) info()[stage] = s;
       sm90::mbar_arrive_expect_tx(&full()[stage], tx_bytes);
@@ -543,6 +547,7 @@ struct Producer {
     const float* sfa_k = sfa + static_cast<int64_t>(sf_kb0) * args.sfa_k;
     const float* sfb_k = sfb + static_cast<int64_t>(sf_kb0) * args.sfb_k;
     int kk = k_begin;  // K block within the current group
+    DG_TRACE(tracer.begin(k_blocks);)
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
       open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
@@ -585,6 +590,7 @@ struct Producer {
       sfb_k += args.sfb_k;
       close_stage();
     }
+    DG_TRACE(tracer.end(lane == 0);)
   }
 
   // One operand's K block kk of kRows rows from row0: K-major, a box of kRows x 128 bytes per
@@ -992,6 +998,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       } else {
         producer.run(blockIdx.x, gridDim.x);
       }
+      DG_TRACE(producer.tracer.flush(lane == 0);)
     }
     // Neither CTA of a cluster leaves while the other may still reach its shared memory.
     if constexpr (kCluster) p::cluster_sync();
@@ -1006,6 +1013,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int col_in_group = 2 * (lane % 4);
   const int wg_thread = threadIdx.x % 128;
   bool stores_pending = false;
+  DG_TRACE(trace::Tracer tracer{warpgroup};)  // Note [tile trace]
   constexpr int kWaves = T::kWaves;
   // Idle waves are skipped (Note [idle waves]) wherever an item may leave a warpgroup's wave
   // without rows: every schedule but the plain dense kernel's (multicast pairs walk masked
@@ -1058,6 +1066,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     [[maybe_unused]] const int sfb_split = 128 - n0 % 128;  // (unused with per-row SFB)
 #pragma unroll
     for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
+    DG_TRACE(tracer.begin(k_blocks);)
 
     auto advance = [&] {
       if (++stage == kStages) {
@@ -1137,7 +1146,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       // stays in flight, so the tensor cores never wait for a release).
       int prev_stage = -1;
       for (int kb = 0; kb < k_mma; ++kb) {
-        if (kb > 0) p::mbar_wait(&full[stage], phase);
+        if (kb > 0) {
+          DG_TRACE(tracer.wait_begin();)
+          p::mbar_wait(&full[stage], phase);
+          DG_TRACE(tracer.wait_end();)
+        }
         // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
         const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16);
         const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
@@ -1206,11 +1219,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         fold_block_scaled(acc, pc, 0, kBlockN / 8, sc.lo_first, sc.lo_second, sc.hi_first, sc.hi_second);
       };
       for (; kb_single + 1 < k_mma; kb_single += 2) {
+        DG_TRACE(tracer.wait_begin();)
         if (kb_single > 0) p::mbar_wait(&full[stage], phase);
         const int st0 = stage;
         const BlockScales sc0 = scales_of(st0);
         advance();
         p::mbar_wait(&full[stage], phase);
+        DG_TRACE(tracer.wait_end();)
         const int st1 = stage;
         const BlockScales sc1 = scales_of(st1);
         advance();
@@ -1228,7 +1243,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
-        if (kb > 0) p::mbar_wait(&full[stage], phase);
+        if (kb > 0) {
+          DG_TRACE(tracer.wait_begin();)
+          p::mbar_wait(&full[stage], phase);
+          DG_TRACE(tracer.wait_end();)
+        }
         const float* sfa_s = smem_sfa + stage * kBlockM;
         const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
         float sa_lo[kWaves], sa_hi[kWaves];
@@ -1344,6 +1363,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     } else {
       fp8_blocks(kNoSplit, kAllWaves);
     }
+
+    DG_TRACE(tracer.main_done();)
 
     // ---------------------------------------------------------------- split K
     // Note [split K in a cluster]: the second CTA of the cluster stages its float32 partial
@@ -1554,6 +1575,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       write_slab(0);
       if constexpr (kWaves == 2) write_slab(1);
     }
+    DG_TRACE(tracer.end(wg_thread == 0);)
   };
 
   // The described items: an item's first stage says what it is; a K item then spans its
@@ -1672,6 +1694,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   } else {
     described_items(0, 0u);
   }
+  DG_TRACE(tracer.flush(wg_thread == 0);)
   if (stores_pending) p::tma_store_wait_all();
   if constexpr (kCluster) p::cluster_sync();
 }

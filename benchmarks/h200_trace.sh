@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Where dense FP8 time goes at m = 4096 (issue 13's gap), tile by tile: tools/gemm_trace.cu built
+# for the tiles the heuristic picks there (256x128, 128x192, 128x176), traced (Note [tile trace])
+# and untraced, and run on the six m = 4096 benchmark shapes, plus 256x128 at k = 512 and 1536
+# (where the heuristic's model charges 256-row tiles a fixed cost per tile) and 128x192 at
+# k = 7168.  No torch, no extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.
+# Usage (GPU machine, repo root): bash benchmarks/h200_trace.sh
+set -uo pipefail
+source "$(dirname "$0")/h200_env.sh"
+CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
+mkdir -p build/trace
+start=$(date +%s)
+for tile in 256x128 128x192 128x176; do
+  bm=${tile%x*} bn=${tile#*x}
+  for traced in 1 0; do
+    flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DDG_WITH_CUDA
+           -DDG_WITH_SM90_KERNELS -DTRACE_BM="$bm" -DTRACE_BN="$bn" -Icsrc -I"$CUTLASS")
+    [ "$traced" = 1 ] && flags+=(-DDG_GEMM_TRACE)
+    name=build/trace/gemm_$([ "$traced" = 1 ] && echo trace || echo time)_$tile
+    nvcc "${flags[@]}" tools/gemm_trace.cu -o "$name" > "$name.log" 2>&1 &
+  done
+done
+wait
+echo "trace harness built in $(( $(date +%s) - start )) s"
+run() {  # run TILE M N K
+  local tile=$1; shift
+  build/trace/gemm_time_$tile "$@" 20 | head -1
+  build/trace/gemm_trace_$tile "$@" 20
+  echo
+}
+{
+  run 256x128 4096 7168 16384
+  run 256x128 4096 4096 7168
+  run 256x128 4096 7168 2048
+  run 128x192 4096 24576 1536
+  run 128x192 4096 32768 512
+  run 128x176 4096 2112 7168
+  run 256x128 4096 32768 512
+  run 256x128 4096 24576 1536
+  run 128x192 4096 4096 7168
+} 2>&1 | tee "$OUT/trace.log"

@@ -1,0 +1,90 @@
+#pragma once
+// Note [tile trace]: built with DG_GEMM_TRACE defined (tools/gemm_trace.cu does so; the extension
+// never does), the GEMM kernel records, per CTA, per role (math warpgroup 0 or 1, or the
+// producer) and per item: the SM clock and the wall clock (%globaltimer) when the item starts
+// (a consumer: its first stage is full; the producer: before it claims its first stage), the
+// cycles to the end of its MMAs (the producer: its last stage issued) and to the end of its
+// epilogue, and the cycles spent inside stage waits within the item (a consumer's waits for full
+// stages after the first, the producer's waits for free ones).  From those a harness splits a
+// tile's time into the gap before it (waiting for its first stage, the schedule), its K loop
+// (of which stage waits) and its epilogue.  Without DG_GEMM_TRACE, DG_TRACE(...) is empty and the
+// kernel is unchanged.
+
+#ifdef DG_GEMM_TRACE
+
+#include <cstdint>
+
+namespace deep_gemm::cuda::gemm_detail::trace {
+
+constexpr int kRoles = 3;  // math warpgroup 0, math warpgroup 1, the producer
+constexpr int kProducerRole = 2;
+constexpr int kMaxItems = 512;  // records kept per CTA and role (later items are counted only)
+
+struct Record {
+  unsigned long long start_clk;
+  unsigned long long start_ns;
+  uint32_t main_clk;  // from start_clk
+  uint32_t end_clk;  // from start_clk
+  uint32_t end_ns;  // from start_ns
+  uint32_t wait_clk;
+  uint32_t k_blocks;
+  uint32_t pad;
+};
+
+// Set by the harness (cudaMemcpyToSymbol): records[(cta * kRoles + role) * kMaxItems + i] and
+// counts[cta * kRoles + role].
+__device__ Record* g_records;
+__device__ int* g_counts;
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// One role's clocks, kept by every thread of it; one thread of the role (`writer`) stores them.
+struct Tracer {
+  int role;
+  int count = 0;
+  unsigned long long start_clk = 0, start_ns = 0, wait_from = 0;
+  uint32_t main_clk = 0, wait_clk = 0, k_blocks = 0;
+
+  __device__ __forceinline__ void begin(int blocks) {
+    start_clk = clock64();
+    start_ns = global_ns();
+    main_clk = 0;
+    wait_clk = 0;
+    k_blocks = static_cast<uint32_t>(blocks);
+  }
+  __device__ __forceinline__ void wait_begin() { wait_from = clock64(); }
+  __device__ __forceinline__ void wait_end() { wait_clk += static_cast<uint32_t>(clock64() - wait_from); }
+  __device__ __forceinline__ void main_done() { main_clk = static_cast<uint32_t>(clock64() - start_clk); }
+  __device__ __forceinline__ void end(bool writer) {
+    if (writer && count < kMaxItems) {
+      const unsigned long long now_clk = clock64(), now_ns = global_ns();
+      g_records[(blockIdx.x * kRoles + role) * kMaxItems + count] =
+          Record{start_clk,
+                 start_ns,
+                 main_clk != 0 ? main_clk : static_cast<uint32_t>(now_clk - start_clk),
+                 static_cast<uint32_t>(now_clk - start_clk),
+                 static_cast<uint32_t>(now_ns - start_ns),
+                 wait_clk,
+                 k_blocks,
+                 0};
+    }
+    ++count;
+  }
+  __device__ __forceinline__ void flush(bool writer) {
+    if (writer) g_counts[blockIdx.x * kRoles + role] = count;
+  }
+};
+
+}  // namespace deep_gemm::cuda::gemm_detail::trace
+
+#define DG_TRACE(...) __VA_ARGS__
+
+#else
+
+#define DG_TRACE(...)
+
+#endif

@@ -1,0 +1,299 @@
+// Where a dense FP8 GEMM's time goes, tile by tile (Note [tile trace], csrc/cuda/gemm_trace.cuh):
+// one compiled tile shape of the sm90a kernel, built with DG_GEMM_TRACE, run on random operands
+// with L2 flushed before every launch, and each CTA's items split into the gap before them (the
+// first stage's wait and the schedule), their K loop (and the stage waits inside it) and their
+// epilogue, per math warpgroup, with the producer's waits for free stages and the last wave's
+// tail.  Built without DG_GEMM_TRACE it times the same launches untraced, for the trace's cost.
+// Outside the extension: no torch; the tile is a compile-time choice (TRACE_BM x TRACE_BN).
+//
+// Build and run (GPU machine, repo root; CUTLASS the nvidia-cutlass wheel's include folder):
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
+//     -DDG_WITH_CUDA -DDG_WITH_SM90_KERNELS -DDG_GEMM_TRACE -DTRACE_BM=256 -DTRACE_BN=128 \
+//     -Icsrc -I$CUTLASS tools/gemm_trace.cu -o build/gemm_trace_256x128
+//   build/gemm_trace_256x128 4096 4096 7168 [launches]
+// benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "cuda/gemm_instantiate.cuh"
+
+#ifndef TRACE_BM
+#define TRACE_BM 256
+#endif
+#ifndef TRACE_BN
+#define TRACE_BN 128
+#endif
+
+namespace {
+
+using deep_gemm::cuda::GemmConfig;
+using deep_gemm::cuda::GemmLayout;
+using deep_gemm::cuda::GemmProblem;
+using deep_gemm::cuda::InDtype;
+using deep_gemm::cuda::OutDtype;
+using TraceShape = deep_gemm::cuda::gemm_detail::Shape<TRACE_BM, TRACE_BN, false, false, 0>;
+
+#define CHECK(call)                                                         \
+  do {                                                                      \
+    const cudaError_t status_ = (call);                                     \
+    if (status_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(status_)); \
+      std::exit(1);                                                         \
+    }                                                                       \
+  } while (0)
+
+__device__ float hashed_uniform(uint64_t i, uint32_t seed) {  // in [0, 1)
+  uint64_t x = i * 0x9E3779B97F4A7C15ull + seed;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return static_cast<float>(x >> 40) / static_cast<float>(1ull << 24);
+}
+
+__global__ void fill_fp8(__nv_fp8_e4m3* out, uint64_t count, uint32_t seed) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    out[i] = __nv_fp8_e4m3(4.0f * hashed_uniform(i, seed) - 2.0f);
+  }
+}
+
+__global__ void fill_scales(float* out, uint64_t count, uint32_t seed) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    out[i] = 0.5f + hashed_uniform(i, seed);
+  }
+}
+
+struct Operands {
+  int m, n, k;
+  __nv_fp8_e4m3 *a, *b;
+  float *sfa, *sfb;
+  __nv_bfloat16* d;
+  int64_t sfa_k, sfb_blocks_k;
+};
+
+Operands make_operands(int m, int n, int k) {
+  Operands o{m, n, k};
+  o.sfa_k = (m + 3) / 4 * 4;  // SFA MN-major, its K columns 16-byte aligned (as the ops pass it)
+  o.sfb_blocks_k = (k + 127) / 128;
+  const uint64_t a_count = static_cast<uint64_t>(m) * k, b_count = static_cast<uint64_t>(n) * k;
+  const uint64_t sfa_count = static_cast<uint64_t>(o.sfa_k) * o.sfb_blocks_k;
+  const uint64_t sfb_count = static_cast<uint64_t>((n + 127) / 128) * o.sfb_blocks_k;
+  CHECK(cudaMalloc(&o.a, a_count));
+  CHECK(cudaMalloc(&o.b, b_count));
+  CHECK(cudaMalloc(&o.sfa, sfa_count * 4));
+  CHECK(cudaMalloc(&o.sfb, sfb_count * 4));
+  CHECK(cudaMalloc(&o.d, static_cast<uint64_t>(m) * n * 2));
+  fill_fp8<<<1024, 256>>>(o.a, a_count, 1);
+  fill_fp8<<<1024, 256>>>(o.b, b_count, 2);
+  fill_scales<<<256, 256>>>(o.sfa, sfa_count, 3);
+  fill_scales<<<256, 256>>>(o.sfb, sfb_count, 4);
+  CHECK(cudaGetLastError());
+  return o;
+}
+
+GemmProblem problem_of(const Operands& o, int num_sms) {
+  GemmProblem p;
+  p.m = o.m;
+  p.n = o.n;
+  p.k = o.k;
+  p.ab_dtype = InDtype::kFp8E4m3;
+  p.layout = GemmLayout::kDense;
+  p.a = o.a;
+  p.lda = o.k;
+  p.b = o.b;
+  p.ldb = o.k;
+  p.sfa = o.sfa;
+  p.sfa_mn = 1;
+  p.sfa_k = o.sfa_k;
+  p.sfb = o.sfb;
+  p.sfb_mn = o.sfb_blocks_k;
+  p.sfb_k = 1;
+  p.sfb_gran_n = 128;
+  p.d = o.d;
+  p.ldd = o.n;
+  p.d_dtype = OutDtype::kBf16;
+  p.num_sms = num_sms;
+  return p;
+}
+
+// The dense launch as the heuristic configures it (csrc/cuda/gemm.cu, config_of).
+GemmConfig config_of(const GemmProblem& p) {
+  GemmConfig cfg;
+  cfg.block_m = TRACE_BM;
+  cfg.block_n = TRACE_BN;
+  cfg.stages = TraceShape::stages();
+  cfg.swizzle = 8;
+  const int64_t tiles = static_cast<int64_t>((p.m + TRACE_BM - 1) / TRACE_BM) * ((p.n + TRACE_BN - 1) / TRACE_BN);
+  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
+  return cfg;
+}
+
+float bf16_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+// A few outputs against a float64 sum of the definition, so that a broken setup shows.
+double worst_relative_error(const Operands& o) {
+  std::vector<__nv_fp8_e4m3> a(static_cast<size_t>(o.m) * o.k), b(static_cast<size_t>(o.n) * o.k);
+  std::vector<float> sfa(static_cast<size_t>(o.sfa_k) * o.sfb_blocks_k);
+  std::vector<float> sfb(static_cast<size_t>((o.n + 127) / 128) * o.sfb_blocks_k);
+  std::vector<__nv_bfloat16> d(static_cast<size_t>(o.m) * o.n);
+  CHECK(cudaMemcpy(a.data(), o.a, a.size(), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(b.data(), o.b, b.size(), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(sfa.data(), o.sfa, sfa.size() * 4, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(sfb.data(), o.sfb, sfb.size() * 4, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(d.data(), o.d, d.size() * 2, cudaMemcpyDeviceToHost));
+  std::mt19937 rng(5);
+  double worst = 0.0;
+  for (int s = 0; s < 32; ++s) {
+    const int i = static_cast<int>(rng() % o.m), j = static_cast<int>(rng() % o.n);
+    double sum = 0.0, scale = 0.0;
+    for (int kk = 0; kk < o.k; ++kk) {
+      const double term = static_cast<double>(static_cast<float>(a[static_cast<size_t>(i) * o.k + kk])) *
+                          static_cast<float>(b[static_cast<size_t>(j) * o.k + kk]) *
+                          sfa[static_cast<size_t>(kk / 128) * o.sfa_k + i] *
+                          sfb[static_cast<size_t>(j / 128) * o.sfb_blocks_k + kk / 128];
+      sum += term;
+      scale += std::fabs(term);
+    }
+    const double got = bf16_to_float(d[static_cast<size_t>(i) * o.n + j]);
+    worst = std::max(worst, std::fabs(got - sum) / std::max(scale, 1e-30));
+  }
+  return worst;
+}
+
+float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+#ifdef DG_GEMM_TRACE
+namespace tr = deep_gemm::cuda::gemm_detail::trace;
+
+void report(const std::vector<tr::Record>& records, const std::vector<int>& counts, int ctas, int k_blocks,
+            float kernel_us) {
+  const double ideal_per_block = static_cast<double>(TRACE_BM) * TRACE_BN * 128 / 4096.0;  // FP8 MACs per SM clock
+  unsigned long long first_ns = ~0ull, last_ns = 0;
+  double clk_sum = 0.0, ns_sum = 0.0;
+  for (int c = 0; c < ctas; ++c) {
+    for (int role = 0; role < tr::kRoles; ++role) {
+      const int n = std::min(counts[c * tr::kRoles + role], tr::kMaxItems);
+      for (int i = 0; i < n; ++i) {
+        const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
+        first_ns = std::min(first_ns, r.start_ns);
+        last_ns = std::max(last_ns, r.start_ns + r.end_ns);
+        if (role != tr::kProducerRole) {
+          clk_sum += r.end_clk;
+          ns_sum += r.end_ns;
+        }
+      }
+    }
+  }
+  const double ghz = ns_sum > 0 ? clk_sum / ns_sum : 0.0;
+  std::printf("traced launch %.1f us; items span %.1f us; SM clock %.3f GHz\n", kernel_us, (last_ns - first_ns) / 1e3,
+              ghz);
+  std::printf("tile %dx%d, %d K blocks per tile: ideal tensor time %.0f cycles per K block, %.0f per tile\n", TRACE_BM,
+              TRACE_BN, k_blocks, ideal_per_block, ideal_per_block * k_blocks);
+  std::printf("%-10s %6s %10s %10s %10s %10s %12s %10s\n", "role", "items", "gap", "K loop", "of it wait", "epilogue",
+              "K loop/ideal", "tail us");
+  for (int role = 0; role < tr::kRoles; ++role) {
+    double gap = 0, main = 0, wait = 0, epi = 0, tail = 0;
+    long items = 0;
+    for (int c = 0; c < ctas; ++c) {
+      const int n = std::min(counts[c * tr::kRoles + role], tr::kMaxItems);
+      unsigned long long prev_end_clk = 0, cta_last_ns = 0;
+      for (int i = 0; i < n; ++i) {
+        const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
+        if (i > 0) gap += static_cast<double>(r.start_clk - prev_end_clk);
+        prev_end_clk = r.start_clk + r.end_clk;
+        main += r.main_clk;
+        wait += r.wait_clk;
+        epi += r.end_clk - r.main_clk;
+        cta_last_ns = std::max(cta_last_ns, r.start_ns + r.end_ns);
+        ++items;
+      }
+      tail += (last_ns - cta_last_ns) / 1e3;
+    }
+    if (items == 0) continue;
+    const double gaps = std::max<long>(1, items - ctas);
+    const char* name = role == tr::kProducerRole ? "producer" : (role == 0 ? "math wg 0" : "math wg 1");
+    std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps, main / items,
+                wait / items, epi / items, main / items / (ideal_per_block * k_blocks), tail / ctas);
+  }
+  std::printf(
+      "(cycles per item; gap: from an item's end to the next one's first full stage, the first item left "
+      "out; tail: mean time from a CTA's last item end to the kernel's)\n");
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s M N K [launches]\n", argv[0]);
+    return 2;
+  }
+  const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
+  const int launches = argc > 4 ? std::atoi(argv[4]) : 20;
+  int device = 0, num_sms = 0;
+  CHECK(cudaGetDevice(&device));
+  CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
+  const Operands o = make_operands(m, n, k);
+  const GemmProblem p = problem_of(o, num_sms);
+  const GemmConfig cfg = config_of(p);
+  cudaStream_t stream;
+  CHECK(cudaStreamCreate(&stream));
+  const size_t flush_bytes = 512ull << 20;
+  void* flush = nullptr;
+  CHECK(cudaMalloc(&flush, flush_bytes));
+#ifdef DG_GEMM_TRACE
+  const size_t slots = static_cast<size_t>(cfg.num_ctas) * tr::kRoles;
+  tr::Record* records = nullptr;
+  int* counts = nullptr;
+  CHECK(cudaMalloc(&records, slots * tr::kMaxItems * sizeof(tr::Record)));
+  CHECK(cudaMalloc(&counts, slots * sizeof(int)));
+  CHECK(cudaMemcpyToSymbol(tr::g_records, &records, sizeof(records)));
+  CHECK(cudaMemcpyToSymbol(tr::g_counts, &counts, sizeof(counts)));
+#endif
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  std::vector<float> times;
+  for (int i = 0; i < launches + 3; ++i) {
+    CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes, stream));
+    CHECK(cudaEventRecord(start, stream));
+    CHECK(TraceShape::launch(p, cfg, stream));
+    CHECK(cudaEventRecord(stop, stream));
+    CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (i >= 3) times.push_back(ms * 1e3f);
+  }
+  const double error = worst_relative_error(o);
+  std::printf(
+      "%dx%dx%d, tile %dx%d, %d stages, %d CTAs%s: median %.1f us over %d launches (L2 flushed); worst "
+      "relative error of 32 outputs against float64 %.2e\n",
+      m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
+#ifdef DG_GEMM_TRACE
+      " (traced)",
+#else
+      "",
+#endif
+      median(times), launches, error);
+#ifdef DG_GEMM_TRACE
+  std::vector<tr::Record> host_records(slots * tr::kMaxItems);
+  std::vector<int> host_counts(slots);
+  CHECK(cudaMemcpy(host_records.data(), records, host_records.size() * sizeof(tr::Record), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(host_counts.data(), counts, host_counts.size() * sizeof(int), cudaMemcpyDeviceToHost));
+  report(host_records, host_counts, cfg.num_ctas, (k + 127) / 128, times.back());
+#endif
+  return error < 1e-2 ? 0 : 1;
+}
