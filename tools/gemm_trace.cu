@@ -11,6 +11,7 @@
 //     -DDG_WITH_CUDA -DDG_WITH_SM90_KERNELS -DDG_GEMM_TRACE -DTRACE_BM=256 -DTRACE_BN=128 \
 //     -Icsrc -I$CUTLASS tools/gemm_trace.cu -o build/gemm_trace_256x128
 //   build/gemm_trace_256x128 4096 4096 7168 [launches]
+//   build/gemm_trace_256x128 --selftest       (the report on made-up records; no GPU needed)
 // benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
 
 #include <cuda_bf16.h>
@@ -22,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cuda/gemm_instantiate.cuh"
@@ -237,6 +239,26 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef DG_GEMM_TRACE
+  if (argc == 2 && std::string(argv[1]) == "--selftest") {
+    // The report on made-up records (no GPU): 2 CTAs, 3 items per role, 1000-cycle K loops, 200-cycle
+    // epilogues, 100-cycle gaps, 1 GHz.
+    const int ctas = 2;
+    std::vector<tr::Record> records(static_cast<size_t>(ctas) * tr::kRoles * tr::kMaxItems);
+    std::vector<int> counts(static_cast<size_t>(ctas) * tr::kRoles, 3);
+    for (int c = 0; c < ctas; ++c) {
+      for (int role = 0; role < tr::kRoles; ++role) {
+        for (int i = 0; i < 3; ++i) {
+          const unsigned long long t = 1000000ull * c + 1300ull * i;
+          records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i] =
+              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 0};
+        }
+      }
+    }
+    report(records, counts, ctas, 4, 10.0f);
+    return 0;
+  }
+#endif
   if (argc < 4) {
     std::fprintf(stderr, "usage: %s M N K [launches]\n", argv[0]);
     return 2;
