@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Where dense FP8 time goes at m = 4096 (issue 13's gap), tile by tile: tools/gemm_trace.cu built
-# for the tiles the heuristic picks there (256x128, 128x192, 128x176), traced (Note [tile trace])
-# and untraced, and run on the six m = 4096 benchmark shapes, plus 256x128 at k = 512 and 1536
-# (where the heuristic's model charges 256-row tiles a fixed cost per tile) and 128x192 at
-# k = 7168.  No torch, no extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.
+# Where FP8 time goes, tile by tile: tools/gemm_trace.cu built for the tiles the heuristic picks at
+# m = 4096 (256x128, 128x192, 128x176) and 128x128, traced (Note [tile trace]) and untraced, and
+# run on the six m = 4096 dense benchmark shapes (issue 13's gap), 256x128 at k = 512 and 1536
+# (where the heuristic's model charges 256-row tiles a fixed cost per tile), 128x192 at k = 7168,
+# and the masked problem furthest behind upstream (32 groups of about 192 rows, n 4096, k 2048:
+# the pick 256x128 and 128x128, on the general kernel and on the masked one).  No torch, no
+# extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.
 # Usage (GPU machine, repo root): bash benchmarks/h200_trace.sh
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
 CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
 mkdir -p build/trace
 start=$(date +%s)
-for tile in 256x128 128x192 128x176; do
+for tile in 256x128 128x192 128x176 128x128; do
   bm=${tile%x*} bn=${tile#*x}
   for traced in 1 0; do
     flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DDG_WITH_CUDA
@@ -38,4 +40,8 @@ run() {  # run TILE M N K
   run 256x128 4096 32768 512
   run 256x128 4096 24576 1536
   run 128x192 4096 4096 7168
+  run 256x128 masked 32 4096 192 4096 2048
+  run 128x128 masked 32 4096 192 4096 2048
+  DG_GEMM_MASKED_SCHEDULE=1 run 256x128 masked 32 4096 192 4096 2048
+  DG_GEMM_MASKED_SCHEDULE=1 run 128x128 masked 32 4096 192 4096 2048
 } 2>&1 | tee "$OUT/trace.log"

@@ -1,6 +1,8 @@
-// Where a dense FP8 GEMM's time goes, tile by tile (Note [tile trace], csrc/cuda/gemm_trace.cuh):
-// one compiled tile shape of the sm90a kernel, built with DG_GEMM_TRACE, run on random operands
-// with L2 flushed before every launch, and each CTA's items split into the gap before them (the
+// Where an FP8 GEMM's time goes, tile by tile (Note [tile trace], csrc/cuda/gemm_trace.cuh): one
+// compiled tile shape of the sm90a kernel, built with DG_GEMM_TRACE, run on a dense or an
+// M-grouped masked problem of random operands (masked: group sizes drawn around the expected
+// rows, as the benchmarks draw them) with L2 flushed before every launch, and each CTA's items
+// split into the gap before them (the
 // first stage's wait and the schedule), their K loop (and the stage waits inside it) and their
 // epilogue, per math warpgroup, with the producer's waits for free stages and the last wave's
 // tail.  Built without DG_GEMM_TRACE it times the same launches untraced, for the trace's cost.
@@ -11,6 +13,7 @@
 //     -DDG_WITH_CUDA -DDG_WITH_SM90_KERNELS -DDG_GEMM_TRACE -DTRACE_BM=256 -DTRACE_BN=128 \
 //     -Icsrc -I$CUTLASS tools/gemm_trace.cu -o build/gemm_trace_256x128
 //   build/gemm_trace_256x128 4096 4096 7168 [launches]
+//   build/gemm_trace_256x128 masked 32 4096 192 4096 2048 [launches]   (groups, max_m, expected_m, n, k)
 //   build/gemm_trace_256x128 --selftest       (the report on made-up records; no GPU needed)
 // benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
 
@@ -75,26 +78,33 @@ __global__ void fill_scales(float* out, uint64_t count, uint32_t seed) {
   }
 }
 
+// A [groups, m, k], B [groups, n, k], D [groups, m, n] (dense: one group); SFA per group MN-major
+// with its K columns 16-byte aligned (as the ops pass it), SFB per group [n / 128, k / 128].
 struct Operands {
-  int m, n, k;
+  int groups, m, n, k;
   __nv_fp8_e4m3 *a, *b;
   float *sfa, *sfb;
   __nv_bfloat16* d;
-  int64_t sfa_k, sfb_blocks_k;
+  int64_t sfa_k, sfb_blocks_k, sfa_group, sfb_group;
+  std::vector<int> masked_m;  // masked problems: rows per group (also on the device)
+  int* masked_m_device = nullptr;
+  int expected_m = 0;
 };
 
-Operands make_operands(int m, int n, int k) {
-  Operands o{m, n, k};
-  o.sfa_k = (m + 3) / 4 * 4;  // SFA MN-major, its K columns 16-byte aligned (as the ops pass it)
+Operands make_operands(int groups, int m, int n, int k) {
+  Operands o{groups, m, n, k};
+  o.sfa_k = (m + 3) / 4 * 4;
   o.sfb_blocks_k = (k + 127) / 128;
-  const uint64_t a_count = static_cast<uint64_t>(m) * k, b_count = static_cast<uint64_t>(n) * k;
-  const uint64_t sfa_count = static_cast<uint64_t>(o.sfa_k) * o.sfb_blocks_k;
-  const uint64_t sfb_count = static_cast<uint64_t>((n + 127) / 128) * o.sfb_blocks_k;
+  o.sfa_group = o.sfa_k * o.sfb_blocks_k;
+  o.sfb_group = static_cast<int64_t>((n + 127) / 128) * o.sfb_blocks_k;
+  const uint64_t a_count = static_cast<uint64_t>(groups) * m * k, b_count = static_cast<uint64_t>(groups) * n * k;
+  const uint64_t sfa_count = static_cast<uint64_t>(groups) * o.sfa_group;
+  const uint64_t sfb_count = static_cast<uint64_t>(groups) * o.sfb_group;
   CHECK(cudaMalloc(&o.a, a_count));
   CHECK(cudaMalloc(&o.b, b_count));
   CHECK(cudaMalloc(&o.sfa, sfa_count * 4));
   CHECK(cudaMalloc(&o.sfb, sfb_count * 4));
-  CHECK(cudaMalloc(&o.d, static_cast<uint64_t>(m) * n * 2));
+  CHECK(cudaMalloc(&o.d, static_cast<uint64_t>(groups) * m * n * 2));
   fill_fp8<<<1024, 256>>>(o.a, a_count, 1);
   fill_fp8<<<1024, 256>>>(o.b, b_count, 2);
   fill_scales<<<256, 256>>>(o.sfa, sfa_count, 3);
@@ -103,21 +113,37 @@ Operands make_operands(int m, int n, int k) {
   return o;
 }
 
+// Group sizes drawn in [0.7, 1.3] x expected (at most m), as benchmarks/gpu_grouped_gemm.py does.
+void draw_masked(Operands& o, int expected_m) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> factor(0.7, 1.3);
+  o.expected_m = expected_m;
+  o.masked_m.resize(o.groups);
+  for (int& rows : o.masked_m) rows = std::min(o.m, static_cast<int>(expected_m * factor(rng)));
+  CHECK(cudaMalloc(&o.masked_m_device, o.groups * sizeof(int)));
+  CHECK(cudaMemcpy(o.masked_m_device, o.masked_m.data(), o.groups * sizeof(int), cudaMemcpyHostToDevice));
+}
+
 GemmProblem problem_of(const Operands& o, int num_sms) {
   GemmProblem p;
   p.m = o.m;
   p.n = o.n;
   p.k = o.k;
   p.ab_dtype = InDtype::kFp8E4m3;
-  p.layout = GemmLayout::kDense;
+  p.layout = o.masked_m_device != nullptr ? GemmLayout::kMasked : GemmLayout::kDense;
+  p.groups = o.groups;
+  p.group_layout = o.masked_m_device;
+  p.expected_m = o.expected_m;
   p.a = o.a;
   p.lda = o.k;
   p.b = o.b;
   p.ldb = o.k;
   p.sfa = o.sfa;
+  p.sfa_group = o.sfa_group;
   p.sfa_mn = 1;
   p.sfa_k = o.sfa_k;
   p.sfb = o.sfb;
+  p.sfb_group = o.sfb_group;
   p.sfb_mn = o.sfb_blocks_k;
   p.sfb_k = 1;
   p.sfb_gran_n = 128;
@@ -128,7 +154,8 @@ GemmProblem problem_of(const Operands& o, int num_sms) {
   return p;
 }
 
-// The dense launch as the heuristic configures it (csrc/cuda/gemm.cu, config_of).
+// The launch as the heuristic configures it (csrc/cuda/gemm.cu, config_of): dense problems one
+// CTA per tile up to the SMs, masked ones every SM.
 GemmConfig config_of(const GemmProblem& p) {
   GemmConfig cfg;
   cfg.block_m = TRACE_BM;
@@ -136,7 +163,9 @@ GemmConfig config_of(const GemmProblem& p) {
   cfg.stages = TraceShape::stages();
   cfg.swizzle = 8;
   const int64_t tiles = static_cast<int64_t>((p.m + TRACE_BM - 1) / TRACE_BM) * ((p.n + TRACE_BN - 1) / TRACE_BN);
-  cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
+  cfg.num_ctas = p.layout == GemmLayout::kMasked
+                     ? p.num_sms
+                     : static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms)));
   return cfg;
 }
 
@@ -144,10 +173,10 @@ float bf16_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 // A few outputs against a float64 sum of the definition, so that a broken setup shows.
 double worst_relative_error(const Operands& o) {
-  std::vector<__nv_fp8_e4m3> a(static_cast<size_t>(o.m) * o.k), b(static_cast<size_t>(o.n) * o.k);
-  std::vector<float> sfa(static_cast<size_t>(o.sfa_k) * o.sfb_blocks_k);
-  std::vector<float> sfb(static_cast<size_t>((o.n + 127) / 128) * o.sfb_blocks_k);
-  std::vector<__nv_bfloat16> d(static_cast<size_t>(o.m) * o.n);
+  const size_t g = static_cast<size_t>(o.groups);
+  std::vector<__nv_fp8_e4m3> a(g * o.m * o.k), b(g * o.n * o.k);
+  std::vector<float> sfa(g * o.sfa_group), sfb(g * o.sfb_group);
+  std::vector<__nv_bfloat16> d(g * o.m * o.n);
   CHECK(cudaMemcpy(a.data(), o.a, a.size(), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(b.data(), o.b, b.size(), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(sfa.data(), o.sfa, sfa.size() * 4, cudaMemcpyDeviceToHost));
@@ -156,17 +185,20 @@ double worst_relative_error(const Operands& o) {
   std::mt19937 rng(5);
   double worst = 0.0;
   for (int s = 0; s < 32; ++s) {
-    const int i = static_cast<int>(rng() % o.m), j = static_cast<int>(rng() % o.n);
+    const int z = static_cast<int>(rng() % o.groups);
+    const int rows = o.masked_m.empty() ? o.m : o.masked_m[z];
+    if (rows == 0) continue;
+    const int i = static_cast<int>(rng() % rows), j = static_cast<int>(rng() % o.n);
+    const size_t a_row = (static_cast<size_t>(z) * o.m + i) * o.k, b_row = (static_cast<size_t>(z) * o.n + j) * o.k;
     double sum = 0.0, scale = 0.0;
     for (int kk = 0; kk < o.k; ++kk) {
-      const double term = static_cast<double>(static_cast<float>(a[static_cast<size_t>(i) * o.k + kk])) *
-                          static_cast<float>(b[static_cast<size_t>(j) * o.k + kk]) *
-                          sfa[static_cast<size_t>(kk / 128) * o.sfa_k + i] *
-                          sfb[static_cast<size_t>(j / 128) * o.sfb_blocks_k + kk / 128];
+      const double term = static_cast<double>(static_cast<float>(a[a_row + kk])) * static_cast<float>(b[b_row + kk]) *
+                          sfa[z * o.sfa_group + static_cast<size_t>(kk / 128) * o.sfa_k + i] *
+                          sfb[z * o.sfb_group + static_cast<size_t>(j / 128) * o.sfb_blocks_k + kk / 128];
       sum += term;
       scale += std::fabs(term);
     }
-    const double got = bf16_to_float(d[static_cast<size_t>(i) * o.n + j]);
+    const double got = bf16_to_float(d[(static_cast<size_t>(z) * o.m + i) * o.n + j]);
     worst = std::max(worst, std::fabs(got - sum) / std::max(scale, 1e-30));
   }
   return worst;
@@ -259,16 +291,24 @@ int main(int argc, char** argv) {
     return 0;
   }
 #endif
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s M N K [launches]\n", argv[0]);
+  const bool masked = argc > 1 && std::string(argv[1]) == "masked";
+  const int first = masked ? 2 : 1;  // the first size argument
+  const int sizes = masked ? 5 : 3;
+  if (argc < first + sizes) {
+    std::fprintf(stderr, "usage: %s M N K [launches] | %s masked GROUPS MAX_M EXPECTED_M N K [launches]\n", argv[0],
+                 argv[0]);
     return 2;
   }
-  const int m = std::atoi(argv[1]), n = std::atoi(argv[2]), k = std::atoi(argv[3]);
-  const int launches = argc > 4 ? std::atoi(argv[4]) : 20;
+  const int groups = masked ? std::atoi(argv[first]) : 1;
+  const int m = std::atoi(argv[first + (masked ? 1 : 0)]);
+  const int expected_m = masked ? std::atoi(argv[first + 2]) : 0;
+  const int n = std::atoi(argv[first + sizes - 2]), k = std::atoi(argv[first + sizes - 1]);
+  const int launches = argc > first + sizes ? std::atoi(argv[first + sizes]) : 20;
   int device = 0, num_sms = 0;
   CHECK(cudaGetDevice(&device));
   CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  const Operands o = make_operands(m, n, k);
+  Operands o = make_operands(groups, m, n, k);
+  if (masked) draw_masked(o, expected_m);
   const GemmProblem p = problem_of(o, num_sms);
   const GemmConfig cfg = config_of(p);
   cudaStream_t stream;
@@ -301,9 +341,9 @@ int main(int argc, char** argv) {
   }
   const double error = worst_relative_error(o);
   std::printf(
-      "%dx%dx%d, tile %dx%d, %d stages, %d CTAs%s: median %.1f us over %d launches (L2 flushed); worst "
+      "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs%s: median %.1f us over %d launches (L2 flushed); worst "
       "relative error of 32 outputs against float64 %.2e\n",
-      m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
+      masked ? "masked " : "", groups, masked ? expected_m : m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
 #ifdef DG_GEMM_TRACE
       " (traced)",
 #else
