@@ -240,6 +240,8 @@ const Compiled* choose(const GemmProblem& p) {
     if (c.block_m == 256 && p.layout == GemmLayout::kMasked) continue;
     // Contiguous problems take 256-row tiles only when forced (not yet measured against 128x192).
     if (c.block_m == 256 && (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum)) continue;
+    // Per-row tiles wider than 128 columns only when forced (not yet measured: gemm_launch.cuh).
+    if (c.sfb_per_row && c.block_n > 128) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
     // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster
