@@ -47,6 +47,11 @@ inline bool general_schedule_forced() {
 // can compare both paths.
 inline bool idle_waves_skipped() { return env_switch_on("DG_GEMM_SKIP_IDLE_WAVES"); }
 
+// DG_GEMM_SLAB_WAIT=1: a 256-row tile's second slab waits only for its own output region's last
+// store (Note [slab waits]).  Off by default until it is timed at k = 512 and 1536 (compiled for
+// sm_90a, not yet run on a GPU); read on every launch.
+inline bool slab_waits_own_region() { return env_switch_on("DG_GEMM_SLAB_WAIT"); }
+
 // DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  Off by default until it is measured on the H200 (compiled for sm_90a,
@@ -213,6 +218,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                        args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
   args.skip_idle = idle_waves_skipped() ? 1 : 0;
+  args.slab_wait = slab_waits_own_region() ? 1 : 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

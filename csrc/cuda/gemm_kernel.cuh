@@ -99,6 +99,7 @@ struct KernelArgs {
   int clip_rows;  // items end at the output map's row boundary: partial slabs may use the TMA path
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
   int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
+  int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -1013,6 +1014,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int col_in_group = 2 * (lane % 4);
   const int wg_thread = threadIdx.x % 128;
   bool stores_pending = false;
+  int last_slab = -1;  // the slab whose bf16 store this thread committed last (Note [slab waits])
   DG_TRACE(trace::Tracer tracer{warpgroup};)  // Note [tile trace]
   constexpr int kWaves = T::kWaves;
   // Idle waves are skipped (Note [idle waves]) wherever an item may leave a warpgroup's wave
@@ -1472,7 +1474,20 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (!args.d_f32) {
           // A bf16 C (D itself or not) is read here, before this slab's store can overwrite it.
           if (args.c != nullptr) add_c(acc_w, w);
-          if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+          // Note [slab waits]: a warpgroup's two slabs of a 256-row tile lie in separate regions of
+          // the output buffer, and the slab about to be written needs only its own region's last
+          // store to have read it.  Where the last committed store was the other region's
+          // (this tile's first slab, or the last tile's second), every older one has to be done:
+          // wait for all but that one; otherwise for all.  Opt-in (DG_GEMM_SLAB_WAIT=1): the
+          // eighteenth session found this level at k >= 2048 within the spread, and the heuristic's
+          // 256-row cost per tile (k = 512, 1536) is where it may count; to be timed.
+          if (wg_thread == 0 && stores_pending) {
+            if (kWaves == 2 && args.slab_wait && last_slab != w) {
+              p::tma_store_wait_read_all_but_last();
+            } else {
+              p::tma_store_wait_read();
+            }
+          }
           p::named_barrier_sync(1 + warpgroup, 128);
           // Boxes of 64 rows x kOutBoxCols columns: 64-byte rows with the 64-byte swizzle (16-byte
           // unit u of row r at u ^ ((r >> 1) & 3)), or 32-byte rows with the 32-byte one (u ^ ((r >> 2) & 1)).
@@ -1499,6 +1514,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             }
             p::tma_store_commit();
             stores_pending = true;
+            last_slab = w;
           }
           return;
         }

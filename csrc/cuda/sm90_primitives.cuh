@@ -197,6 +197,11 @@ __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk
 // Waits until every committed store has finished reading shared memory.
 __device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 
+// Waits until every committed store but the most recent one has finished reading shared memory.
+__device__ __forceinline__ void tma_store_wait_read_all_but_last() {
+  asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");
+}
+
 // Waits until every committed store has completed.
 __device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 

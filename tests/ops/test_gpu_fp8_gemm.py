@@ -197,6 +197,53 @@ def test_every_kernel_shape_accumulates(shape: GemmShape, c_form: str, monkeypat
     assert calc_diff(d, ref + c.double()) < 2e-5
 
 
+@pytest.mark.parametrize("c_form", ["none", "bf16_c"])
+def test_slab_wait_keeps_the_bits(c_form: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+    """Note [slab waits] (DG_GEMM_SLAB_WAIT=1): 256-row tiles whose second slab waits only for its
+    own region's store give the same bits, dense (a partial last tile, whose second slabs take the
+    register path or none) and masked (the general kernel: groups ending in either slab)."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", "256x128")
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    m, n, k = 5 * 256 - 72, 3 * 128 + 40, 896
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    c = torch.randn(m, n, device="cuda").bfloat16() if c_form == "bf16_c" else None
+    expected = ref + (c.double() if c is not None else 0.0)
+    outs = []
+    for wait in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SLAB_WAIT", wait)
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        _run("nt", ops, d, c, None)
+        assert calc_diff(d, expected) < 2e-5
+        outs.append(d)
+    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+    assert "-> 256x128 " in capfd.readouterr().err  # the forced tile ran
+    # Masked: 256-row tiles of groups of 1, 100, 129, 200 and 256 rows.
+    counts = [1, 100, 129, 200, 256]
+    groups, max_m = len(counts), 256
+    x = spread_blocks(torch.randn(groups * max_m, k, device="cuda"), 1)
+    w = spread_blocks(torch.randn(groups * n, k, device="cuda"), 128)
+    a, sfa = per_token_cast_to_fp8(x, use_ue8m0=False)
+    b_parts = [per_block_cast_to_fp8(w[g * n : (g + 1) * n], use_ue8m0=False) for g in range(groups)]
+    b = torch.stack([bp[0] for bp in b_parts])
+    sfb = torch.stack([bp[1] for bp in b_parts])
+    a3, sfa3 = a.view(groups, max_m, k), sfa.view(groups, max_m, -1)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    masked_outs = []
+    for wait in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SLAB_WAIT", wait)
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_masked((a3, sfa3), (b, sfb), d, masked_m, 192)
+        for g, rows in enumerate(counts):
+            ga = sfa3[g, :rows].double().repeat_interleave(128, 1)[:, :k]
+            gb = sfb[g].double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k]
+            want = (a3[g, :rows].double() * ga) @ (b[g].double() * gb).t()
+            assert calc_diff(d[g, :rows], want) < 2e-5
+            assert torch.isnan(d[g, rows:].float()).all()  # rows past the count are not written
+        masked_outs.append(d)
+    for g, rows in enumerate(counts):
+        assert torch.equal(masked_outs[0][g, :rows].view(torch.int16), masked_outs[1][g, :rows].view(torch.int16))
+
+
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 
