@@ -2,11 +2,12 @@
 // compiled tile shape of the sm90a kernel, built with DG_GEMM_TRACE, run on a dense or an
 // M-grouped masked problem of random operands (masked: group sizes drawn around the expected
 // rows, as the benchmarks draw them) with L2 flushed before every launch, and each CTA's items
-// split into the gap before them (the
-// first stage's wait and the schedule), their K loop (and the stage waits inside it) and their
-// epilogue, per math warpgroup, with the producer's waits for free stages and the last wave's
-// tail.  Built without DG_GEMM_TRACE it times the same launches untraced, for the trace's cost.
-// Outside the extension: no torch; the tile is a compile-time choice (TRACE_BM x TRACE_BN).
+// split into the gap before them (the first stage's wait and the schedule), their K loop (and the
+// stage waits inside it) and their epilogue, per math warpgroup, with the producer's waits for
+// free stages and the last wave's tail.  Built without DG_GEMM_TRACE it times the same launches
+// untraced, for the trace's cost.  Outside the extension: no torch; the tile is a compile-time
+// choice (TRACE_BM x TRACE_BN); the kernel switches (DG_GEMM_SLAB_WAIT, DG_GEMM_MASKED_SCHEDULE,
+// ...) are read from the environment as in the extension.
 //
 // Build and run (GPU machine, repo root; CUTLASS the nvidia-cutlass wheel's include folder):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
@@ -241,8 +242,11 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
   for (int role = 0; role < tr::kRoles; ++role) {
     double gap = 0, main = 0, wait = 0, epi = 0, tail = 0;
     long items = 0;
+    int busy_ctas = 0;  // CTAs with at least one item of this role
     for (int c = 0; c < ctas; ++c) {
       const int n = std::min(counts[c * tr::kRoles + role], tr::kMaxItems);
+      if (n == 0) continue;
+      ++busy_ctas;
       unsigned long long prev_end_clk = 0, cta_last_ns = 0;
       for (int i = 0; i < n; ++i) {
         const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
@@ -257,14 +261,14 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
       tail += (last_ns - cta_last_ns) / 1e3;
     }
     if (items == 0) continue;
-    const double gaps = std::max<long>(1, items - ctas);
+    const double gaps = std::max<long>(1, items - busy_ctas);
     const char* name = role == tr::kProducerRole ? "producer" : (role == 0 ? "math wg 0" : "math wg 1");
     std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps, main / items,
-                wait / items, epi / items, main / items / (ideal_per_block * k_blocks), tail / ctas);
+                wait / items, epi / items, main / items / (ideal_per_block * k_blocks), tail / busy_ctas);
   }
   std::printf(
       "(cycles per item; gap: from an item's end to the next one's first full stage, the first item left "
-      "out; tail: mean time from a CTA's last item end to the kernel's)\n");
+      "out; tail: mean over the CTAs with items of the time from their last item's end to the last end)\n");
 }
 #endif
 
@@ -273,12 +277,14 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
 int main(int argc, char** argv) {
 #ifdef DG_GEMM_TRACE
   if (argc == 2 && std::string(argv[1]) == "--selftest") {
-    // The report on made-up records (no GPU): 2 CTAs, 3 items per role, 1000-cycle K loops, 200-cycle
-    // epilogues, 100-cycle gaps, 1 GHz.
-    const int ctas = 2;
+    // The report on made-up records (no GPU): 3 CTAs, the last without items, 3 items per role in the
+    // others, 1000-cycle K loops, 200-cycle epilogues, 100-cycle gaps, 1 GHz; expected: gap 100,
+    // K loop 1000, wait 50, epilogue 200, tail 500 us.
+    const int ctas = 3;
     std::vector<tr::Record> records(static_cast<size_t>(ctas) * tr::kRoles * tr::kMaxItems);
     std::vector<int> counts(static_cast<size_t>(ctas) * tr::kRoles, 3);
-    for (int c = 0; c < ctas; ++c) {
+    for (int role = 0; role < tr::kRoles; ++role) counts[2 * tr::kRoles + role] = 0;
+    for (int c = 0; c < 2; ++c) {
       for (int role = 0; role < tr::kRoles; ++role) {
         for (int i = 0; i < 3; ++i) {
           const unsigned long long t = 1000000ull * c + 1300ull * i;
