@@ -24,8 +24,11 @@ if [ "${DG_SKIP_TESTS:-0}" != 1 ]; then
     tests/ops/test_gpu_k_grouped_einsum.py tests/ops/test_gpu_fp8_gemm.py tests/ops/test_kernel_shapes.py 2>&1 | tee "$OUT/pytest.log" | tail -8
   echo "pytest done in $(( $(date +%s) - start )) s"
 fi
+# DG_BENCHES="LOG ..." runs only the named benchmarks (the first word of each line below), so the
+# set can be split over device calls of at most ten minutes each.
 bench() {  # bench LOG [ENV=VALUE ...] -- ARGS...
   local log=$1; shift
+  if [ -n "${DG_BENCHES:-}" ] && [[ " $DG_BENCHES " != *" $log "* ]]; then return; fi
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
