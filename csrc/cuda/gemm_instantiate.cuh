@@ -52,6 +52,13 @@ inline bool idle_waves_skipped() { return env_switch_on("DG_GEMM_SKIP_IDLE_WAVES
 // sm_90a, not yet run on a GPU); read on every launch.
 inline bool slab_waits_own_region() { return env_switch_on("DG_GEMM_SLAB_WAIT"); }
 
+// DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note
+// [staggered warpgroups]).  0 by default until it is timed; read on every launch.
+inline int stagger_cycles() {
+  const char* env = std::getenv("DG_GEMM_STAGGER_CYCLES");
+  return env == nullptr ? 0 : std::max(0, std::atoi(env));
+}
+
 // DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  Off by default until it is measured on the H200 (compiled for sm_90a,
@@ -219,6 +226,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
   args.skip_idle = idle_waves_skipped() ? 1 : 0;
   args.slab_wait = slab_waits_own_region() ? 1 : 0;
+  args.stagger_cycles = stagger_cycles();
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -100,6 +100,7 @@ struct KernelArgs {
   int paired_access;  // D and C rows hold column pairs at aligned addresses (even strides and bases)
   int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
+  int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -1008,6 +1009,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 
   // ---------------------------------------------------------------- consumers
   p::regs_increase<T::kConsumerRegs>();
+  // Note [staggered warpgroups]: the two math warpgroups of a 128- or 256-row tile finish its K
+  // loop together and write their slabs together, so the tensor cores idle through every
+  // epilogue.  Started stagger_cycles late, the second runs behind the first (by at most the
+  // pipeline's depth, since a stage is freed only when both are done with it), and each one's
+  // epilogue may overlap the other's last or first MMAs.  Opt-in (DG_GEMM_STAGGER_CYCLES, 0 by
+  // default): compiled for sm_90a, not yet run on a GPU; for the tile trace to time.
+  if (T::kMathWarpgroups == 2 && warpgroup == 1 && args.stagger_cycles > 0) {
+    const long long start = clock64();
+    while (clock64() - start < args.stagger_cycles) {
+    }
+  }
   const int wg_warp = warp % 4;
   // Tile-local rows row_lo and row_lo + 8 of wave 0; wave w adds w * kWaveRows.
   const int row_lo = warpgroup * 64 + wg_warp * 16 + lane / 4;

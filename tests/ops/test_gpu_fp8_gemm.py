@@ -197,6 +197,21 @@ def test_every_kernel_shape_accumulates(shape: GemmShape, c_form: str, monkeypat
     assert calc_diff(d, ref + c.double()) < 2e-5
 
 
+def _same_bits_under_switch(
+    monkeypatch: pytest.MonkeyPatch, name: str, values: tuple[str, ...], ops, c, expected: torch.Tensor
+) -> None:
+    """The dense op (bf16 D) once per value of the environment switch `name`: each result against
+    `expected`, and every result's bits equal to the first's."""
+    outs = []
+    for value in values:
+        monkeypatch.setenv(name, value)
+        d = torch.full(expected.shape, float("nan"), device="cuda", dtype=torch.bfloat16)
+        _run("nt", ops, d, c, None)
+        assert calc_diff(d, expected) < 2e-5
+        outs.append(d)
+    assert all(torch.equal(out.view(torch.int16), outs[0].view(torch.int16)) for out in outs[1:])
+
+
 @pytest.mark.parametrize("c_form", ["none", "bf16_c"])
 def test_slab_wait_keeps_the_bits(c_form: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
     """Note [slab waits] (DG_GEMM_SLAB_WAIT=1): 256-row tiles whose second slab waits only for its
@@ -208,14 +223,7 @@ def test_slab_wait_keeps_the_bits(c_form: str, monkeypatch: pytest.MonkeyPatch, 
     ops, ref = _operands(m, n, k, per_row_b=False)
     c = torch.randn(m, n, device="cuda").bfloat16() if c_form == "bf16_c" else None
     expected = ref + (c.double() if c is not None else 0.0)
-    outs = []
-    for wait in ("0", "1"):
-        monkeypatch.setenv("DG_GEMM_SLAB_WAIT", wait)
-        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        _run("nt", ops, d, c, None)
-        assert calc_diff(d, expected) < 2e-5
-        outs.append(d)
-    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_SLAB_WAIT", ("0", "1"), ops, c, expected)
     assert "-> 256x128 " in capfd.readouterr().err  # the forced tile ran
     # Masked: 256-row tiles of groups of 1, 100, 129, 200 and 256 rows.
     counts = [1, 100, 129, 200, 256]
@@ -242,6 +250,21 @@ def test_slab_wait_keeps_the_bits(c_form: str, monkeypatch: pytest.MonkeyPatch, 
         masked_outs.append(d)
     for g, rows in enumerate(counts):
         assert torch.equal(masked_outs[0][g, :rows].view(torch.int16), masked_outs[1][g, :rows].view(torch.int16))
+
+
+@pytest.mark.parametrize("tile", ["128x128", "128x192", "256x128"])
+def test_staggered_warpgroups_keep_the_bits(
+    tile: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [staggered warpgroups] (DG_GEMM_STAGGER_CYCLES): a late second math warpgroup changes
+    the timing only; forced dense tiles with several tiles per CTA give the same bits."""
+    bm, bn = (int(v) for v in tile.split("x"))
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    m, n, k = 40 * bm + 40, 8 * bn - 24, 1280
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_STAGGER_CYCLES", ("0", "3000"), ops, None, ref)
+    assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
 
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
