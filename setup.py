@@ -97,8 +97,11 @@ def extension():
     )
 
 
-setup(
-    ext_modules=[extension()],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
-    options={"bdist_wheel": {"py_limited_api": "cp310"}},
-)
+# Guarded so that tools/ptxas_report.py can import cutlass_include(); pip's build backend and
+# `python setup.py` both run this file as __main__.
+if __name__ == "__main__":
+    setup(
+        ext_modules=[extension()],
+        cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+        options={"bdist_wheel": {"py_limited_api": "cp310"}},
+    )

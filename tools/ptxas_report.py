@@ -15,6 +15,7 @@ no GPU.  On the 2-core development machine all the units take about eight minute
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 import shutil
@@ -79,17 +80,6 @@ def short_name(mangled: str) -> str:
     return f"{match.group(1)}<{', '.join(shown)}>"
 
 
-def cutlass_include() -> str | None:
-    path = os.environ.get("CUTLASS_INCLUDE_DIR")
-    if not path:
-        try:
-            import cutlass_library  # type: ignore[import-not-found, unused-ignore]
-        except ImportError:
-            return None
-        path = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include")
-    return path if os.path.isfile(os.path.join(path, "cute", "arch", "mma_sm90_gmma.hpp")) else None
-
-
 def compile_unit(unit: str, cutlass: str, out_dir: str) -> tuple[str, int, str]:
     command = [
         "nvcc",
@@ -126,7 +116,8 @@ def main(argv: list[str]) -> int:
     if shutil.which("nvcc") is None:
         print("ptxas_report: nvcc is not on PATH", file=sys.stderr)
         return 2
-    cutlass = cutlass_include()
+    sys.path.insert(0, str(ROOT))
+    cutlass: str | None = importlib.import_module("setup").cutlass_include()  # the build's own lookup
     if cutlass is None:
         print(
             "ptxas_report: no CuTe/CUTLASS headers ($CUTLASS_INCLUDE_DIR or the nvidia-cutlass wheel)", file=sys.stderr

@@ -125,17 +125,17 @@ def test_casts_and_calc_diff_keep_their_scratch_small() -> None:
     # held 9 bytes a value, calc_diff 40.)
     from deep_gemm.testing import numeric
     from deep_gemm.utils import math as cast_math
-    from tests.support.memory import peak_cpu_bytes
+    from tests.support.memory import cpu_bytes
 
     m, n = 4096, 8192
     x = torch.randn(m, n, dtype=torch.bfloat16)
     slice_bytes = cast_math._SLICE_ELEMENTS * 4
     scales = 4 * (m * n // 128) * 4
     for name, cast in (("per_token", per_token_cast_to_fp8), ("per_block", per_block_cast_to_fp8)):
-        peak = peak_cpu_bytes(lambda cast=cast: cast(x, use_ue8m0=False))
+        peak, _ = cpu_bytes(lambda cast=cast: cast(x, use_ue8m0=False))
         assert m * n <= peak <= m * n + slice_bytes + scales, f"{name}: {peak / (m * n):.2f} bytes a value"
     y = x + torch.randn_like(x)
-    peak = peak_cpu_bytes(lambda: calc_diff(x, y))
+    peak, _ = cpu_bytes(lambda: calc_diff(x, y))
     assert 0 < peak <= 2 * numeric._DIFF_SLICE * 8 + (1 << 20), f"calc_diff: {peak} bytes"
     # The sliced sums agree with one float64 pass of the definition.
     x64, y64 = x.double(), y.double()

@@ -23,7 +23,3 @@ def cpu_bytes(fn: Callable[[], Any]) -> tuple[int, int]:
         peak = max(peak, held)
         allocated += max(0, e.self_cpu_memory_usage)
     return peak, allocated
-
-
-def peak_cpu_bytes(fn: Callable[[], Any]) -> int:
-    return cpu_bytes(fn)[0]
