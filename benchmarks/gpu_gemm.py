@@ -14,10 +14,12 @@ DeepGEMM-compatible package (e.g. upstream built under another name) in the same
 `--sweep` times every compiled kernel shape per problem (DG_SM90_GEMM_CONFIG), one after
 another; `--tiles 128x128,256x128,...` times the named ones interleaved with the heuristic's pick
 call by call, so that the GPU's clock and temperature weigh on each alike (only such in-run
-ratios compare tiles).
+ratios compare tiles), and `--variant NAME:KEY=VALUE,...` does the same for the kernels' per-launch
+switches (e.g. `--variant slab:DG_GEMM_SLAB_WAIT=1`), each with its paired ratios and verdict
+(benchmarks/variants.py).
 
     python benchmarks/gpu_gemm.py [--repeats 40] [--markdown out.md] [--other NAME] [--sweep]
-                                  [--tiles BMxBN,...] [--shapes MxNxK,...]
+                                  [--tiles BMxBN,...] [--variant NAME:KEY=VALUE,...] [--shapes MxNxK,...]
 
 `--shapes` takes benchmark shapes and any other MxNxK (timed as forward shapes with no upstream
 figure).
@@ -37,6 +39,7 @@ from pathlib import Path
 from types import ModuleType
 
 import torch
+from variants import Paired, paired, summary, under, variants_from_args
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -69,6 +72,11 @@ def backward_cases() -> list[tuple[str, int, int, int]]:
 
 def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[float]:
     """Median µs of each fn, L2 flushed before every call, calls interleaved."""
+    return [statistics.median(t) for t in time_gpu_samples(fns, repeats, flush)]
+
+
+def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[list[float]]:
+    """Every round's µs of each fn (round i times fns[0], fns[1], ... in turn), L2 flushed before every call."""
     for fn in fns:
         for _ in range(3):
             fn()
@@ -82,7 +90,7 @@ def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor)
             end.record()
             end.synchronize()
             times[i].append(start.elapsed_time(end) * 1e3)
-    return [statistics.median(t) for t in times]
+    return times
 
 
 def with_config(fn: Callable[[], object], config: str | None) -> Callable[[], object]:
@@ -184,9 +192,15 @@ def main() -> None:
     parser.add_argument("--forward-only", action="store_true")
     parser.add_argument("--sweep-json", default=None, help="write every swept time here")
     parser.add_argument("--tiles", default=None, help="BMxBN[sS],...: forced tiles timed interleaved with the pick")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="NAME:KEY=VALUE[,...]: per-launch switches timed interleaved with the pick (benchmarks/variants.py)",
+    )
     parser.add_argument("--shapes", default=None, help="MxNxK,...: only these problems")
     args = parser.parse_args()
-    tiles = args.tiles.split(",") if args.tiles else []
+    variants = variants_from_args(args.variant, args.tiles)
+    per_variant: dict[str, list[Paired]] = {v.name: [] for v in variants}
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     other = importlib.import_module(args.other) if args.other else None
@@ -206,21 +220,28 @@ def main() -> None:
         torch.cuda.synchronize()
         os.environ.pop("DG_PRINT_CONFIGS")
         ours = case.call(deep_gemm)
-        diff = calc_diff(case.d, case.reference())
+        reference = case.reference()
+        diff = calc_diff(case.d, reference)
+        # Each variant's result against the same reference before it is timed (a switch that broke
+        # the kernel would otherwise only show as a time).
+        for v in variants:
+            under(case.call(deep_gemm, reset=True), v)()
+            v_diff = calc_diff(case.d, reference)
+            assert v_diff < 1e-3, f"{kind} {m}x{n}x{k} under variant {v.name}: calc_diff {v_diff}"
+        del reference
         fns: list[Callable[[], object]] = [ours]
         anchor = case.torch_call()
         if anchor is not None:
             fns.append(anchor)
         if other is not None:
             fns.append(case.call(other))
-        if tiles:
-            fns = [with_config(ours, None), *fns[1:], *(with_config(ours, t) for t in tiles)]
-        times = time_gpu(fns, args.repeats, flush)
-        os.environ.pop("DG_SM90_GEMM_CONFIG", None)
+        fns += [under(ours, v) for v in variants]
+        samples = time_gpu_samples(fns, args.repeats, flush)
+        times = [statistics.median(t) for t in samples]
         t_ours = times[0]
         t_torch = times[1] if anchor is not None else None
         t_other = times[1 + (anchor is not None)] if other is not None else None
-        tile_times = times[len(times) - len(tiles) :] if tiles else []
+        variant_samples = samples[len(samples) - len(variants) :] if variants else []
         upstream = UPSTREAM_US.get((m, n, k)) if kind == "fwd" else None
         sweep = ""
         if args.sweep:
@@ -238,8 +259,13 @@ def main() -> None:
             os.environ.pop("DG_SM90_GEMM_CONFIG", None)
             if best is not None:
                 sweep = f"{best[1]} {best[0]:.1f}"
-        if tiles:
-            sweep = " ".join(f"{t} {v:.1f}" for t, v in zip(tiles, tile_times))
+        if variants:
+            cells = []
+            for v, vs in zip(variants, variant_samples, strict=True):
+                pair = paired(samples[0], vs)
+                per_variant[v.name].append(pair)
+                cells.append(f"{v.name} {statistics.median(vs):.1f} ({pair})")
+            sweep = " ".join(cells)
         flops = 2 * m * n * k
         row = {
             "kind": kind, "m": m, "n": n, "k": k, "ours": t_ours, "torch": t_torch, "upstream": upstream,
@@ -278,6 +304,8 @@ def main() -> None:
             f"Forward shapes against upstream's figures: geomean {geo:.3f}, worst {min(ratios):.3f}, "
             f"{sum(x >= 1.0 for x in ratios)} of {len(ratios)} at >= 1.0. {environment()}",
         ]
+    if per_variant:
+        lines += ["", *(summary("all shapes", name, results) for name, results in per_variant.items())]
     emit(lines, args.markdown)
     if args.sweep_json:
         Path(args.sweep_json).write_text(json.dumps(swept, indent=1))

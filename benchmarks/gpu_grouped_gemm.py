@@ -22,7 +22,10 @@ another name) on the same operands, interleaved with ours and the anchor, and pr
 other/ours per case and family.  `--only contiguous,contiguous_psum,bf16_contiguous` runs those
 families alone (e.g. for an A/B against `DG_GEMM_GENERAL_SCHEDULE=1`, which sends them to the
 general kernel).  `--tiles 128x128,...` also times those forced tiles, interleaved call by call
-with the pick, in the families timed through `measure` (the M-grouped and K-grouped GEMMs).
+with the pick, and `--variant NAME:KEY=VALUE,...` the kernels' per-launch switches (e.g.
+`--variant skip:DG_GEMM_SKIP_IDLE_WAVES=1`): each variant's result is checked against the
+reference first, and each case and family prints its paired ratios and verdict
+(benchmarks/variants.py).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from collections.abc import Callable
 from types import ModuleType
 
 import torch
-from gpu_gemm import emit, environment, time_gpu, time_host, with_config
+from gpu_gemm import emit, environment, time_gpu_samples, time_host
+from variants import Paired, Variant, paired, summary, under, variants_from_args
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -72,7 +76,7 @@ EINSUM_BHR = {
 K_GROUPED_BF16 = [(4, 4096, 7168, 34304), (4, 7168, 2048, 33024)]
 EINSUM_BHD = [(128, 128, 128, 512), (4096, 128, 128, 512), (128, 8, 1024, 4096), (4096, 8, 1024, 4096)]
 ALIGN = 128
-TILES: list[str] = []  # --tiles: forced tiles timed next to the pick
+VARIANTS: list[Variant] = []  # --tiles and --variant: per-launch switches timed next to the pick
 OTHER: list[ModuleType] = []  # --other: a second package, called as ours(module)
 
 
@@ -87,9 +91,9 @@ def peak_bytes(fn: Callable[[], None]) -> int:
 
 def time_pair(
     ours: Callable[..., None], anchor: Callable[[], None], repeats: int, flush: torch.Tensor
-) -> tuple[float, float, float | None, str]:
+) -> tuple[float, float, float | None, list[tuple[str, float, Paired]]]:
     """Median µs of ours and the anchor, interleaved, of the --other package's same call (ours(module)),
-    and of ours under each forced tile of --tiles."""
+    and, per variant (--tiles, --variant), ours under it: median µs and the paired ratios."""
     others: list[Callable[[], None]] = []
     if OTHER:
         try:
@@ -97,32 +101,35 @@ def time_pair(
             others.append(lambda: ours(OTHER[0]))
         except Exception as e:  # a call the other package does not take (a layout it lacks here): time the rest
             print(f"  ({OTHER[0].__name__} refused this case: {type(e).__name__}: {str(e)[:160]})", flush=True)
-    fns: list[Callable[[], object]] = (
-        [with_config(ours, None), anchor, *others, *(with_config(ours, t) for t in TILES)]
-        if TILES
-        else [ours, anchor, *others]
-    )
-    times = time_gpu(fns, repeats, flush)
-    if TILES:
-        with_config(lambda: None, None)()  # back to the heuristic's pick
+    fns: list[Callable[[], object]] = [ours, anchor, *others, *(under(ours, v) for v in VARIANTS)]
+    samples = time_gpu_samples(fns, repeats, flush)
+    times = [statistics.median(t) for t in samples]
     t_other = times[2] if others else None
-    tiles = times[2 + len(others) :]
-    return times[0], times[1], t_other, " ".join(f"{t} {v:.1f}" for t, v in zip(TILES, tiles))
+    by_variant = [
+        (v.name, times[i], paired(samples[0], samples[i]))
+        for i, v in zip(range(2 + len(others), len(fns)), VARIANTS, strict=True)
+    ]
+    return times[0], times[1], t_other, by_variant
 
 
 def measure(
     m: int,
     ours: Callable[..., None],
     anchor: Callable[[], None],
-    diff: float,
+    check: Callable[[], float],
     repeats: int,
     flush: torch.Tensor,
     host_calls: int,
 ) -> dict:
-    """Device times of ours, the anchor and --other (interleaved), host time and peak extra memory of ours."""
-    t_ours, t_torch, t_other, tiles = time_pair(ours, anchor, repeats, flush)
+    """Device times of ours, the anchor and --other (interleaved), host time and peak extra memory of
+    ours.  `check` calls ours and returns calc_diff against the float64 reference; it runs once as
+    launched and once under each variant, before any timing."""
+    diff = check()
+    variant_diffs = {v.name: under(check, v)() for v in VARIANTS}
+    t_ours, t_torch, t_other, by_variant = time_pair(ours, anchor, repeats, flush)
     return {
-        "tiles": tiles,
+        "variants": by_variant,
+        "variant_diffs": variant_diffs,
         "m": m,
         "ours": t_ours,
         "torch": t_torch,
@@ -155,10 +162,13 @@ def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Te
         return data * sf[:, b0[g] : b0[g] + blocks[g]].double().repeat_interleave(128, 1)
 
     g = random.randrange(groups)
-    before = d[g, :256, :256].double().clone()
-    ours()
-    ref = before + operand(a, sfa, m, g)[:256] @ operand(b, sfb, n, g)[:256].t()
-    diff = calc_diff(d[g, :256, :256], ref)
+    product = operand(a, sfa, m, g)[:256] @ operand(b, sfb, n, g)[:256].t()
+
+    def check() -> float:  # D accumulates: the reference is what D held before the call plus the product
+        before = d[g, :256, :256].double().clone()
+        ours()
+        return calc_diff(d[g, :256, :256], before + product)
+
     deq_a = [operand(a, sfa, m, g2).bfloat16() for g2 in range(groups)]
     deq_b = [operand(b, sfb, n, g2).bfloat16() for g2 in range(groups)]
     out = torch.empty(groups, m, n, device="cuda", dtype=torch.bfloat16)
@@ -167,7 +177,7 @@ def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Te
         for g2 in range(groups):
             torch.matmul(deq_a[g2], deq_b[g2].t(), out=out[g2])
 
-    return measure(m, ours, anchor, diff, repeats, flush, host_calls=20)
+    return measure(m, ours, anchor, check, repeats, flush, host_calls=20)
 
 
 def k_grouped_bf16_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -183,17 +193,21 @@ def k_grouped_bf16_case(key: tuple[int, int, int, int], repeats: int, flush: tor
         mod.k_grouped_bf16_gemm_tn_contiguous(a, b, d, ks, layout, d)
 
     g = random.randrange(groups)
-    before = d[g, :256, :256].double().clone()
-    ours()
     a_g, b_g = a[starts[g] : starts[g] + ks[g]], b[starts[g] : starts[g] + ks[g]]
-    diff = calc_diff(d[g, :256, :256], before + a_g[:, :256].double().t() @ b_g[:, :256].double())
+    product = a_g[:, :256].double().t() @ b_g[:, :256].double()
+
+    def check() -> float:
+        before = d[g, :256, :256].double().clone()
+        ours()
+        return calc_diff(d[g, :256, :256], before + product)
+
     out = torch.empty(groups, m, n, device="cuda", dtype=torch.bfloat16)  # torch's bf16 product (float32 sums)
 
     def anchor() -> None:
         for g2 in range(groups):
             torch.matmul(a[starts[g2] : starts[g2] + ks[g2]].t(), b[starts[g2] : starts[g2] + ks[g2]], out=out[g2])
 
-    return measure(m, ours, anchor, diff, repeats, flush, host_calls=20)
+    return measure(m, ours, anchor, check, repeats, flush, host_calls=20)
 
 
 def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor, expr: str = "bhr,hdr->bhd") -> dict:
@@ -212,14 +226,17 @@ def einsum_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
     def ours(mod: ModuleType = deep_gemm) -> None:
         mod.einsum(expr, x, y, out)
 
-    ours()
     rows = slice(0, min(nb, 256))
-    diff = calc_diff(out[rows], torch.einsum(expr, x[rows].double(), y.double()))
+    expected = torch.einsum(expr, x[rows].double(), y.double())
+
+    def check() -> float:
+        ours()
+        return calc_diff(out[rows], expected)
 
     def anchor() -> None:
         torch.einsum(expr, x, y)
 
-    return measure(nb, ours, anchor, diff, repeats, flush, host_calls=50)
+    return measure(nb, ours, anchor, check, repeats, flush, host_calls=50)
 
 
 def grouped_b(groups: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -268,10 +285,14 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
     ours = ContiguousOperands(groups, total, n, k, use_psum)
     sizes, m, starts, d = ours.sizes, ours.m, ours.starts, ours.d
     a, sfa, b, sfb = ours.a, ours.sfa, ours.b, ours.sfb
-    ours()
     g = random.randrange(groups)
     rows = slice(starts[g], starts[g] + min(sizes[g], 512))
-    diff = calc_diff(d[rows], reference_rows(a[rows], sfa[rows], b[g], sfb[g]))
+    expected = reference_rows(a[rows], sfa[rows], b[g], sfb[g])
+
+    def check() -> float:
+        ours()
+        return calc_diff(d[rows], expected)
+
     d_torch = torch.empty_like(d)
     spans = [slice(starts[g2], starts[g2] + sizes[g2]) for g2 in range(groups)]
     scales = [sfa[r].t().contiguous().t() for r in spans]  # M-major per group, as cuBLASLt wants
@@ -280,7 +301,7 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
         for g2, r in enumerate(spans):
             torch._scaled_mm(a[r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
 
-    return measure(m, ours, anchor, diff, repeats, flush, host_calls=50)
+    return measure(m, ours, anchor, check, repeats, flush, host_calls=50)
 
 
 def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -300,10 +321,14 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
     def ours(mod: ModuleType = deep_gemm) -> None:
         mod.m_grouped_fp8_gemm_nt_masked((a_t, sfa_t), (b, sfb), d, masked_m, hint)
 
-    ours()
     g = random.randrange(groups)
     rows = slice(0, min(counts[g], 512))
-    diff = calc_diff(d[g, rows], reference_rows(a_t[g, rows], sfa_t[g, rows], b[g], sfb[g]))
+    expected_rows = reference_rows(a_t[g, rows], sfa_t[g, rows], b[g], sfb[g])
+
+    def check() -> float:
+        ours()
+        return calc_diff(d[g, rows], expected_rows)
+
     rows_of = [max(16, (c + 15) // 16 * 16) for c in counts]  # cuBLASLt wants M a multiple of 16 here
     scales = [s[:r].t().contiguous().t() for s, r in zip(sfa, rows_of, strict=True)]
     d_torch = torch.empty_like(d)
@@ -314,7 +339,7 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
                 a_t[g2, :r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[g2, :r]
             )
 
-    return measure(sum(counts), ours, anchor, diff, repeats, flush, host_calls=50)
+    return measure(sum(counts), ours, anchor, check, repeats, flush, host_calls=50)
 
 
 def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
@@ -330,17 +355,21 @@ def bf16_contiguous_case(key: tuple[int, int, int, int], repeats: int, flush: to
     def ours(mod: ModuleType = deep_gemm) -> None:
         mod.m_grouped_bf16_gemm_nt_contiguous(a, b, d, layout)
 
-    ours()
     g = random.randrange(groups)
     start = sum(sizes[:g])
     rows = slice(start, start + min(sizes[g], 512))
-    diff = calc_diff(d[rows], a[rows].double() @ b[g].double().t())
+    expected = a[rows].double() @ b[g].double().t()
+
+    def check() -> float:
+        ours()
+        return calc_diff(d[rows], expected)
+
     bt = b.transpose(1, 2)
 
     def anchor() -> None:
         torch._grouped_mm(a, bt, offs=ends, out_dtype=torch.bfloat16)
 
-    return measure(m, ours, anchor, diff, repeats, flush, host_calls=50)
+    return measure(m, ours, anchor, check, repeats, flush, host_calls=50)
 
 
 class BF16MaskedOperands:
@@ -364,16 +393,20 @@ def bf16_masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.
     groups = key[0]
     ours = BF16MaskedOperands(*key)
     a, b, d, counts = ours.a, ours.b, ours.d, ours.counts
-    ours()
     g = random.randrange(groups)
     rows = slice(0, min(counts[g], 512))
-    diff = calc_diff(d[g, rows], a[g, rows].double() @ b[g].double().t())
+    expected = a[g, rows].double() @ b[g].double().t()
+
+    def check() -> float:
+        ours()
+        return calc_diff(d[g, rows], expected)
+
     bt = b.transpose(1, 2)
 
     def anchor() -> None:  # the whole max_m rows per group: torch has no masked form
         torch._grouped_mm(a, bt, out_dtype=torch.bfloat16)
 
-    return measure(sum(counts), ours, anchor, diff, repeats, flush, host_calls=50)
+    return measure(sum(counts), ours, anchor, check, repeats, flush, host_calls=50)
 
 
 def main() -> None:
@@ -384,9 +417,14 @@ def main() -> None:
         "--only", default=None, help="comma-separated families to run (e.g. contiguous,bf16_contiguous)"
     )
     parser.add_argument("--tiles", default=None, help="BMxBN,...: forced tiles timed interleaved with the pick")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        help="NAME:KEY=VALUE[,...]: per-launch switches timed interleaved with the pick (benchmarks/variants.py)",
+    )
     parser.add_argument("--other", default=None, help="a second DeepGEMM-compatible module to time side by side")
     args = parser.parse_args()
-    TILES.extend(args.tiles.split(",") if args.tiles else [])
+    VARIANTS.extend(variants_from_args(args.variant, args.tiles))
     OTHER.extend([importlib.import_module(args.other)] if args.other else [])
     random.seed(0)
     torch.manual_seed(0)
@@ -428,11 +466,13 @@ def main() -> None:
             f"({r['torch'] / r['ours']:.2f}x) | {versus} | diff {r['diff']:.1e} | host {r['host']:.1f} us"
             + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else "")
             + (f" | other {r['other']:.1f} ({r['other'] / r['ours']:.3f}x)" if r.get("other") else "")
-            + (f" | {r['tiles']}" if r.get("tiles") else ""),
+            + "".join(f" | {name} {t:.1f} ({pair})" for name, t, pair in r["variants"]),
             flush=True,
         )
         bound = 1e-5 if family.startswith(("bf16", "einsum", "k_grouped_bf16")) else 1e-3
         assert r["diff"] < bound, f"{family} {shape}: calc_diff {r['diff']}"
+        for name, v_diff in r["variant_diffs"].items():
+            assert v_diff < bound, f"{family} {shape} under variant {name}: calc_diff {v_diff}"
     lines = [
         "| family | shape | rows | ours µs | torch per-group µs | torch/ours | upstream µs | upstream/ours | host µs |",
         "|" + "---|" * 9,
@@ -471,6 +511,10 @@ def main() -> None:
                     f"\n{family}: geomean {OTHER[0].__name__}/ours (in-run) {statistics.geometric_mean(ratios):.3f}, "
                     f"worst {min(ratios):.3f}."
                 )
+    for family in dict.fromkeys(f for f, _, _, _ in rows):
+        for v in VARIANTS:
+            results = [pair for f, _, _, r in rows if f == family for name, _, pair in r["variants"] if name == v.name]
+            lines.append("\n" + summary(family, v.name, results))
     lines.append(environment())
     emit(lines, args.markdown)
 
