@@ -156,9 +156,7 @@ def test_per_call_switches_are_read_on_every_launch(variants: ModuleType) -> Non
     assert _read_once_reasons("DG_BF16_GEMM_NATIVE")
 
 
-def test_grouped_benchmark_times_and_checks_each_variant(
-    bench_path: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_grouped_benchmark_times_and_checks_each_variant(bench_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """time_pair / measure with stand-ins for the GPU timer, the host timer and the memory probe:
     each round runs ours, the anchor and each variant in that order, each variant under its own
     switches only, and every variant's result is checked before the timing."""
@@ -193,9 +191,7 @@ def test_grouped_benchmark_times_and_checks_each_variant(
     monkeypatch.setattr(grouped, "time_host", lambda fn, calls: 1.0)
     monkeypatch.setattr(grouped, "peak_bytes", lambda fn: 0)
     monkeypatch.setattr(grouped, "OTHER", [])
-    monkeypatch.setattr(
-        grouped, "VARIANTS", variants.variants_from_args(["skip:DG_GEMM_SKIP_IDLE_WAVES=1"], "128x128")
-    )
+    monkeypatch.setattr(grouped, "VARIANTS", variants.variants_from_args(["skip:DG_GEMM_SKIP_IDLE_WAVES=1"], "128x128"))
     r = grouped.measure(10, ours, anchor, check, 2, None, host_calls=1)
     assert checks == [None, "1", None]  # as launched, then under each variant
     assert r["variant_diffs"] == {"skip": 1e-6, "128x128": 1e-6}
@@ -205,6 +201,7 @@ def test_grouped_benchmark_times_and_checks_each_variant(
     names = [name for name, _, _ in r["variants"]]
     assert names == ["skip", "128x128"]
     (_, t_skip, p_skip), (_, t_tile, p_tile) = r["variants"]
+    assert t_skip == pytest.approx(100.5)
     assert p_skip.median == pytest.approx(1.0) and p_skip.verdict == "level"
     assert p_tile.median == pytest.approx(1.1) and p_tile.verdict == "faster"
     assert t_tile == pytest.approx(100.5 / 1.1)
