@@ -7,7 +7,8 @@
 # warpgroup started late (DG_GEMM_STAGGER_CYCLES, Note [staggered warpgroups]),
 # and the masked problem furthest behind upstream (32 groups of about 192 rows, n 4096, k 2048:
 # the pick 256x128 and 128x128, on the general kernel and on the masked one).  No torch, no
-# extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.
+# extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.  First, the consumers' K loop
+# in isolation (tools/wgmma_probe.cu, Note [wgmma probe]).
 # Usage (GPU machine, repo root): bash benchmarks/h200_trace.sh
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
@@ -24,8 +25,15 @@ for tile in 256x128 128x192 128x176 128x128; do
     nvcc "${flags[@]}" tools/gemm_trace.cu -o "$name" > "$name.log" 2>&1 &
   done
 done
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Icsrc -I"$CUTLASS" \
+  tools/wgmma_probe.cu -o build/trace/wgmma_probe > build/trace/wgmma_probe.log 2>&1 &
 wait
-echo "trace harness built in $(( $(date +%s) - start )) s"
+echo "trace harness and wgmma probe built in $(( $(date +%s) - start )) s"
+# The consumers' K loop alone (tools/wgmma_probe.cu): each structure checked against a float64
+# tile first, then timed with as many stages as fit and with three (the 256x128 kernel's count).
+{
+  build/trace/wgmma_probe --check && build/trace/wgmma_probe && build/trace/wgmma_probe --stages 3
+} 2>&1 | tee "$OUT/wgmma_probe.log"
 run() {  # run TILE M N K
   local tile=$1; shift
   build/trace/gemm_time_$tile "$@" 20 | head -1

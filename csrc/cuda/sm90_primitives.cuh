@@ -103,6 +103,15 @@ __device__ __forceinline__ void bulk_copy_to_cluster(void* dst, const void* src,
       : "memory");
 }
 
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global memory into this
+// CTA's shared memory by the bulk-copy unit; the copy completes its byte count on `bar`.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+}
+
 // ---- asynchronous 4-byte copies that complete on an mbarrier (scale factors) ---------------
 // Copies 4 bytes, or writes zeros when `valid` is false.
 __device__ __forceinline__ void cp_async_4(void* dst, const void* src, bool valid) {
