@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The opt-in kernel switches of the nineteenth and twentieth sessions (all written and compiled
+# The opt-in kernel switches of the nineteenth to twenty-first sessions (all written and compiled
 # without a GPU), timed on the H200 as in-process variants (benchmarks/variants.py): every
 # variant of a call is timed in the same round as the call itself and checked against the float64
 # reference first, and each family ends with one line per variant giving the paired geomean and
@@ -7,7 +7,8 @@
 # (the dg_upstream module, when it imports) is timed in the same rounds.
 #
 # Build, the GPU GEMM suites (they compare the switches bit for bit), then:
-#   dense        DG_GEMM_SLAB_WAIT, DG_GEMM_STAGGER_CYCLES 1000 / 2000, 256x128 forced with and without slab waits
+#   dense        DG_GEMM_WHOLE_WAVES, DG_GEMM_SLAB_WAIT, DG_GEMM_STAGGER_CYCLES 1000 / 2000, and 256x128
+#                forced: as is, in whole waves, with slab waits
 #   masked       idle waves skipped, the masked kernel (with and without), its tiles forced
 #   bf16_masked  idle waves skipped
 #   k_grouped    the uniform K-grouped kernel, and its 128x160 per-row tile forced
@@ -42,9 +43,11 @@ bench() {  # bench LOG SCRIPT ARGS...
   echo "[$log: $(( $(date +%s) - start )) s]"
 }
 skip=DG_GEMM_SKIP_IDLE_WAVES=1
-bench dense gpu_gemm --forward-only --repeats 15 --variant slab:DG_GEMM_SLAB_WAIT=1 \
-  --variant st1000:DG_GEMM_STAGGER_CYCLES=1000 --variant st2000:DG_GEMM_STAGGER_CYCLES=2000 \
-  --tiles 256x128 --variant 256slab:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_SLAB_WAIT=1
+bench dense gpu_gemm --forward-only --repeats 15 --variant whole:DG_GEMM_WHOLE_WAVES=1 \
+  --variant slab:DG_GEMM_SLAB_WAIT=1 --variant st1000:DG_GEMM_STAGGER_CYCLES=1000 \
+  --variant st2000:DG_GEMM_STAGGER_CYCLES=2000 --tiles 256x128 \
+  --variant 256whole:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_WHOLE_WAVES=1 \
+  --variant 256slab:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_SLAB_WAIT=1
 bench masked gpu_grouped_gemm --only masked --repeats 8 --variant skip:$skip \
   --variant mk:DG_GEMM_MASKED_SCHEDULE=1 --variant mkskip:DG_GEMM_MASKED_SCHEDULE=1,$skip \
   --variant mk128:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=128x128 \

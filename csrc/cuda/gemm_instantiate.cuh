@@ -59,6 +59,11 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
+// DG_GEMM_WHOLE_WAVES=1 sends dense FP8 problems whose tile goes in two chunks per wave (128 or
+// 192 columns) to the kernel of whole waves (Note [whole waves]).  Off by default until it is timed
+// in one process against the chunks (compiled for sm_90a, not yet run on a GPU); read on every launch.
+inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
+
 // DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  Off by default until it is measured on the H200 (compiled for sm_90a,
@@ -387,6 +392,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
     if constexpr (!kSfbPerRow) {
       if (!general_schedule_forced()) {
         if (p.layout == GemmLayout::kDense) {
+          // Tiles whose waves go in two chunks also have a kernel of whole waves.
+          if constexpr (!kBf16 && kMajors == 0 && kBlockN >= 128 && kBlockN % 64 == 0) {
+            if (whole_waves_chosen()) {
+              constexpr auto kWholeKernel = &sm90_fp8_gemm_dense_whole_kernel<kBlockM, kBlockN>;
+              const cudaError_t attr = smem_attribute_once<kWholeKernel>(T::kSmemBytes);
+              if (attr != cudaSuccess) return attr;
+              return cudaLaunchKernelEx(&launch, kWholeKernel, tm_a, tm_b, tm_d, args);
+            }
+          }
           constexpr auto kDenseKernel = [] {
             if constexpr (kBf16) {
               return &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
