@@ -9,10 +9,10 @@
 # Build, the GPU GEMM suites (they compare the switches bit for bit), then:
 #   dense        DG_GEMM_WHOLE_WAVES, DG_GEMM_SLAB_WAIT, DG_GEMM_STAGGER_CYCLES 1000 / 2000, and 256x128
 #                forced: as is, in whole waves, with slab waits
-#   masked       idle waves skipped, the masked kernel (with and without), its tiles forced
+#   masked       idle waves skipped, the masked kernel (with and without; in whole waves), its tiles forced
 #   bf16_masked  idle waves skipped
 #   k_grouped    the uniform K-grouped kernel, and its 128x160 per-row tile forced
-#   contiguous   idle waves skipped, 256x128 forced with and without (ids and psum layouts)
+#   contiguous   idle waves skipped, whole waves, 256x128 forced with and without both (ids and psum)
 # Logs land in $OUT; the nvidia-cutlass wheel travels in .whl/.  DG_SKIP_BUILD=1 and
 # DG_SKIP_TESTS=1 let a second call on the still-warm machine run the benchmarks alone, and
 # DG_BENCHES="dense masked ..." (the first word of each bench line below) picks some of them.
@@ -52,9 +52,11 @@ bench masked gpu_grouped_gemm --only masked --repeats 8 --variant skip:$skip \
   --variant mk:DG_GEMM_MASKED_SCHEDULE=1 --variant mkskip:DG_GEMM_MASKED_SCHEDULE=1,$skip \
   --variant mk128:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=128x128 \
   --variant mk192:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=128x192 \
-  --variant mk256:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=256x128 --tiles 128x128,64x128
+  --variant mk256:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=256x128 \
+  --variant mkwhole:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_GEMM_WHOLE_WAVES=1 --tiles 128x128,64x128
 bench bf16_masked gpu_grouped_gemm --only bf16_masked --repeats 8 --variant skip:$skip
 bench k_grouped gpu_grouped_gemm --only k_grouped_fp8_nt --repeats 8 --variant uni:DG_GEMM_K_GROUPED_SCHEDULE=1 \
   --variant uni160:DG_GEMM_K_GROUPED_SCHEDULE=1,DG_SM90_GEMM_CONFIG=128x160
 bench contiguous gpu_grouped_gemm --only contiguous,contiguous_psum --repeats 8 --variant skip:$skip \
-  --tiles 256x128 --variant 256skip:DG_SM90_GEMM_CONFIG=256x128,$skip
+  --variant whole:DG_GEMM_WHOLE_WAVES=1 --tiles 256x128 --variant 256skip:DG_SM90_GEMM_CONFIG=256x128,$skip \
+  --variant 256whole:DG_SM90_GEMM_CONFIG=256x128,$skip,DG_GEMM_WHOLE_WAVES=1

@@ -59,9 +59,10 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
-// DG_GEMM_WHOLE_WAVES=1 sends dense FP8 problems whose tile goes in two chunks per wave (128 or
-// 192 columns) to the kernel of whole waves (Note [whole waves]).  Off by default until it is timed
-// in one process against the chunks (compiled for sm_90a, not yet run on a GPU); read on every launch.
+// DG_GEMM_WHOLE_WAVES=1 sends FP8 problems whose tile goes in two chunks per wave (128 or 192
+// columns) on the dense, contiguous or masked kernel to the same kernel in whole waves (Note [whole
+// waves]).  Off by default until it is timed in one process against the chunks (compiled for
+// sm_90a, not yet run on a GPU); read on every launch.
 inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
 
 // DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
@@ -74,6 +75,12 @@ inline bool masked_schedule_chosen() { return env_switch_on("DG_GEMM_MASKED_SCHE
 // the table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel).  Off by default until it
 // is measured on the H200 (compiled for sm_90a, not yet run on a GPU); read on every launch.
 inline bool k_grouped_schedule_chosen() { return env_switch_on("DG_GEMM_K_GROUPED_SCHEDULE"); }
+
+// A kernel as a type (a lambda's argument that its body can use at compile time).
+template <auto kKernel>
+struct KernelConstant {
+  static constexpr auto value = kKernel;
+};
 
 // A kernel's dynamic shared memory limit, set on its first launch (one static per kernel).
 template <auto kKernel>
@@ -391,47 +398,52 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
     // DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
     if constexpr (!kSfbPerRow) {
       if (!general_schedule_forced()) {
-        if (p.layout == GemmLayout::kDense) {
-          // Tiles whose waves go in two chunks also have a kernel of whole waves.
-          if constexpr (!kBf16 && kMajors == 0 && kBlockN >= 128 && kBlockN % 64 == 0) {
-            if (whole_waves_chosen()) {
-              constexpr auto kWholeKernel = &sm90_fp8_gemm_dense_whole_kernel<kBlockM, kBlockN>;
-              const cudaError_t attr = smem_attribute_once<kWholeKernel>(T::kSmemBytes);
+        // FP8 tiles whose waves go in two chunks (128 or 192 columns) also run in whole waves
+        // (Note [whole waves]).
+        constexpr bool kWholeTile = !kBf16 && kMajors == 0 && kBlockN >= 128 && kBlockN % 64 == 0;
+        const bool whole = kWholeTile && whole_waves_chosen();
+        // The kernel of `kernels` (chunked, whole waves) that the switch picks, its shared memory set.
+        const auto launch_fp8 = [&](auto chunked, auto whole_waves) -> cudaError_t {
+          if constexpr (kWholeTile) {
+            if (whole) {
+              const cudaError_t attr = smem_attribute_once<decltype(whole_waves)::value>(T::kSmemBytes);
               if (attr != cudaSuccess) return attr;
-              return cudaLaunchKernelEx(&launch, kWholeKernel, tm_a, tm_b, tm_d, args);
+              return cudaLaunchKernelEx(&launch, decltype(whole_waves)::value, tm_a, tm_b, tm_d, args);
             }
           }
-          constexpr auto kDenseKernel = [] {
-            if constexpr (kBf16) {
-              return &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
-            } else {
-              return &sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>;
-            }
-          }();
-          const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
+          const cudaError_t attr = smem_attribute_once<decltype(chunked)::value>(T::kSmemBytes);
           if (attr != cudaSuccess) return attr;
-          return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+          return cudaLaunchKernelEx(&launch, decltype(chunked)::value, tm_a, tm_b, tm_d, args);
+        };
+        if (p.layout == GemmLayout::kDense) {
+          if constexpr (kBf16) {
+            constexpr auto kDenseKernel = &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
+            const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
+            if (attr != cudaSuccess) return attr;
+            return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+          } else {
+            return launch_fp8(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN, false>>{},
+                              KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN, kWholeTile>>{});
+          }
         }
         if constexpr (!kBf16) {
           if (masked && masked_schedule_chosen()) {
-            constexpr auto kMaskedKernel = &sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN>;
-            const cudaError_t attr = smem_attribute_once<kMaskedKernel>(T::kSmemBytes);
-            if (attr != cudaSuccess) return attr;
-            return cudaLaunchKernelEx(&launch, kMaskedKernel, tm_a, tm_b, tm_d, args);
+            return launch_fp8(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN, false>>{},
+                              KernelConstant<&sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN, kWholeTile>>{});
           }
         }
         if constexpr (!kMnA) {
           if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {
-            constexpr auto kContiguousKernel = [] {
-              if constexpr (kBf16) {
-                return &sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>;
-              } else {
-                return &sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>;
-              }
-            }();
-            const cudaError_t attr = smem_attribute_once<kContiguousKernel>(T::kSmemBytes);
-            if (attr != cudaSuccess) return attr;
-            return cudaLaunchKernelEx(&launch, kContiguousKernel, tm_a, tm_b, tm_d, args);
+            if constexpr (kBf16) {
+              constexpr auto kContiguousKernel = &sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>;
+              const cudaError_t attr = smem_attribute_once<kContiguousKernel>(T::kSmemBytes);
+              if (attr != cudaSuccess) return attr;
+              return cudaLaunchKernelEx(&launch, kContiguousKernel, tm_a, tm_b, tm_d, args);
+            } else {
+              return launch_fp8(
+                  KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, false>>{},
+                  KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kWholeTile>>{});
+            }
           }
         }
       }

@@ -1052,10 +1052,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // it costs is the overlap: a fold is no longer hidden behind the same warpgroup's next chunk,
   // only behind the other warpgroup's chain.  The seventeenth session measured it as a
   // compile-time switch, two builds one after the other (mixed, -2% to +5%, within the builds'
-  // spread); it is back as a kernel of its own, chosen per launch (DG_GEMM_WHOLE_WAVES=1, dense
-  // FP8 only), so that one process can time both (benchmarks/variants.py) and the tile trace and
-  // tools/wgmma_probe.cu can compare them.  Same bits: a wgmma's outputs do not depend on how many
-  // columns it spans, and the folds are the same FMAs in the same order.
+  // spread); it is back as a template argument of the dense, contiguous and masked FP8 kernels,
+  // chosen per launch (DG_GEMM_WHOLE_WAVES=1), so that one process can time both
+  // (benchmarks/variants.py) and the tile trace and tools/wgmma_probe.cu can compare them.  Same
+  // bits: a wgmma's outputs do not depend on how many columns it spans, and the folds are the same
+  // FMAs in the same order.
   static_assert(!kWholeWaves || (!kBf16 && !kSfbPerRow && !kThreeSfb), "whole waves: FP8 tiles of two SFB blocks");
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
@@ -1755,38 +1756,36 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::k
   gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
+// The FP8 kernels below with 128x128 SFB blocks take kWholeWaves: each wave's MMAs in one chain
+// rather than two chunks (Note [whole waves]; DG_GEMM_WHOLE_WAVES=1).
+
 // Dense FP8 with 128x128 SFB blocks (the consumers' own tile schedule).
-template <int kBlockM, int kBlockN>
+template <int kBlockM, int kBlockN, bool kWholeWaves>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
-}
-
-// Dense FP8 with 128x128 SFB blocks in whole waves (Note [whole waves]; DG_GEMM_WHOLE_WAVES=1).
-template <int kBlockM, int kBlockN>
-__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
-    sm90_fp8_gemm_dense_whole_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
-                                     const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCastNone, kWholeWaves>(tm_a, tm_b, tm_d, nullptr,
+                                                                                          args);
 }
 
 // M-grouped masked FP8 with 128x128 SFB blocks: the consumers walk the groups' tiles themselves.
-template <int kBlockM, int kBlockN>
+template <int kBlockM, int kBlockN, bool kWholeWaves>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_masked_kernel(const __grid_constant__ CUtensorMap tm_a,
                                           const __grid_constant__ CUtensorMap tm_b,
                                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked, 0, 1, kCastNone, kWholeWaves>(tm_a, tm_b, tm_d, nullptr,
+                                                                                           args);
 }
 
 // M-grouped contiguous FP8 (row ids or psum) with 128x128 SFB blocks: the uniform first pass.
-template <int kBlockM, int kBlockN>
+template <int kBlockM, int kBlockN, bool kWholeWaves>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_contiguous_kernel(const __grid_constant__ CUtensorMap tm_a,
                                               const __grid_constant__ CUtensorMap tm_b,
                                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous>(tm_a, tm_b, tm_d, nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous, 0, 1, kCastNone, kWholeWaves>(tm_a, tm_b, tm_d,
+                                                                                               nullptr, args);
 }
 
 // Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.
