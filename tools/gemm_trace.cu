@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "cuda/gemm_instantiate.cuh"
+#include "cuda_check.h"
 
 #ifndef TRACE_BM
 #define TRACE_BM 256
@@ -47,15 +48,6 @@ using deep_gemm::cuda::GemmProblem;
 using deep_gemm::cuda::InDtype;
 using deep_gemm::cuda::OutDtype;
 using TraceShape = deep_gemm::cuda::gemm_detail::Shape<TRACE_BM, TRACE_BN, false, false, 0>;
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t status_ = (call);                                     \
-    if (status_ != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                         \
-    }                                                                       \
-  } while (0)
 
 __device__ float hashed_uniform(uint64_t i, uint32_t seed) {  // in [0, 1)
   uint64_t x = i * 0x9E3779B97F4A7C15ull + seed;

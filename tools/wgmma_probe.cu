@@ -46,19 +46,11 @@
 
 #include "cuda/sm90_primitives.cuh"
 #include "cuda/sm90_wgmma.cuh"
+#include "cuda_check.h"
 
 namespace {
 
 namespace p = deep_gemm::cuda::sm90;
-
-#define CHECK(call)                                                         \
-  do {                                                                      \
-    const cudaError_t status_ = (call);                                     \
-    if (status_ != cudaSuccess) {                                           \
-      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(status_)); \
-      std::exit(1);                                                         \
-    }                                                                       \
-  } while (0)
 
 constexpr int kBlockK = 128;  // FP8 values (bytes) per K block and row
 constexpr int kSmemLimit = 232448;

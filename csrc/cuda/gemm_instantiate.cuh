@@ -398,29 +398,25 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
     // DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
     if constexpr (!kSfbPerRow) {
       if (!general_schedule_forced()) {
+        // A kernel (a KernelConstant) launched, its shared memory set on its first launch.
+        const auto launch_kernel = [&](auto kernel) -> cudaError_t {
+          const cudaError_t attr = smem_attribute_once<decltype(kernel)::value>(T::kSmemBytes);
+          if (attr != cudaSuccess) return attr;
+          return cudaLaunchKernelEx(&launch, decltype(kernel)::value, tm_a, tm_b, tm_d, args);
+        };
         // FP8 tiles whose waves go in two chunks (128 or 192 columns) also run in whole waves
-        // (Note [whole waves]).
+        // (Note [whole waves]): the second kernel, under DG_GEMM_WHOLE_WAVES=1.
         constexpr bool kWholeTile = !kBf16 && kMajors == 0 && kBlockN >= 128 && kBlockN % 64 == 0;
         const bool whole = kWholeTile && whole_waves_chosen();
-        // The kernel of `kernels` (chunked, whole waves) that the switch picks, its shared memory set.
         const auto launch_fp8 = [&](auto chunked, auto whole_waves) -> cudaError_t {
           if constexpr (kWholeTile) {
-            if (whole) {
-              const cudaError_t attr = smem_attribute_once<decltype(whole_waves)::value>(T::kSmemBytes);
-              if (attr != cudaSuccess) return attr;
-              return cudaLaunchKernelEx(&launch, decltype(whole_waves)::value, tm_a, tm_b, tm_d, args);
-            }
+            if (whole) return launch_kernel(whole_waves);
           }
-          const cudaError_t attr = smem_attribute_once<decltype(chunked)::value>(T::kSmemBytes);
-          if (attr != cudaSuccess) return attr;
-          return cudaLaunchKernelEx(&launch, decltype(chunked)::value, tm_a, tm_b, tm_d, args);
+          return launch_kernel(chunked);
         };
         if (p.layout == GemmLayout::kDense) {
           if constexpr (kBf16) {
-            constexpr auto kDenseKernel = &sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>;
-            const cudaError_t attr = smem_attribute_once<kDenseKernel>(T::kSmemBytes);
-            if (attr != cudaSuccess) return attr;
-            return cudaLaunchKernelEx(&launch, kDenseKernel, tm_a, tm_b, tm_d, args);
+            return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
             return launch_fp8(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN, false>>{},
                               KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN, kWholeTile>>{});
@@ -435,10 +431,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         if constexpr (!kMnA) {
           if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {
             if constexpr (kBf16) {
-              constexpr auto kContiguousKernel = &sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>;
-              const cudaError_t attr = smem_attribute_once<kContiguousKernel>(T::kSmemBytes);
-              if (attr != cudaSuccess) return attr;
-              return cudaLaunchKernelEx(&launch, kContiguousKernel, tm_a, tm_b, tm_d, args);
+              return launch_kernel(
+                  KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});
             } else {
               return launch_fp8(
                   KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, false>>{},
