@@ -20,10 +20,11 @@
 // each either on a stage filled once ("static": no copies during the loop) or through a ring of
 // stages that a producer thread fills with one bulk copy per K block ("pipe": A, B, SFA and SFB,
 // as many bytes as the kernel's TMA loads, the consumers waiting on full barriers and releasing
-// empty ones as the kernel does).  Reported per configuration: SM cycles per K block (median over
-// CTAs and warpgroups) against the tensor cores' ideal BLOCK_M x BLOCK_N x 128 / 4096, and the
-// grid's FP8 TFLOP/s from CUDA events.  `--check` first runs every configuration on 4 K blocks
-// and compares the tile with a float64 product on the host (the scaled sum for the folding modes).
+// empty ones as the kernel does), or with A and B by bulk copy and the scales as the kernel's
+// producer copies them, 4 bytes per lane by cp.async ("pipe-cp"; upstream loads SFA by TMA).  Reported per
+// configuration: SM cycles per K block (median over CTAs and warpgroups) against the tensor cores' ideal BLOCK_M x
+// BLOCK_N x 128 / 4096, and the grid's FP8 TFLOP/s from CUDA events.  `--check` first runs every configuration on 4 K
+// blocks and compares the tile with a float64 product on the host (the scaled sum for the folding modes).
 //
 // Build and run (GPU machine, repo root; CUTLASS the nvidia-cutlass wheel's include folder):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
@@ -110,6 +111,7 @@ __device__ __forceinline__ void chain(uint32_t desc_a, uint32_t desc_b, float* d
 template <int kBM, int kBN, int kMode>
 __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     probe_kernel(const uint8_t* records, int k_blocks, int stages, int pipe, float* out, long long* cycles) {
+  // pipe: 0 static, 1 one bulk copy per stage, 2 A and B by bulk copy and the scales by cp.async.
   using G = Geometry<kBM, kBN>;
   static_assert(kMode != kPaired || (kBM == 128 && kBN <= 128), "paired: two whole scratch buffers of a 128-row tile");
   extern __shared__ uint8_t raw[];
@@ -119,7 +121,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
   const int warpgroup = threadIdx.x / 128, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      p::mbar_init(&full[s], 1);
+      p::mbar_init(&full[s], pipe == 2 ? 1 + 32 : 1);  // (+ each lane's cp.async arrival)
       p::mbar_init(&empty[s], G::kWarpgroups * 4);  // every consumer warp
     }
     p::fence_mbar_init();
@@ -134,13 +136,26 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
 
   if (warpgroup == G::kWarpgroups) {  // the producer
     p::regs_decrease<40>();
-    if (pipe && threadIdx.x % 128 == 0) {
+    if (pipe && threadIdx.x % 128 < 32) {
+      const int bulk_bytes = pipe == 2 ? G::kABytes + G::kBBytes : G::kRecordBytes;
       for (int kb = 0; kb < k_blocks; ++kb) {
         const int s = kb % stages;
+        uint8_t* stage = smem + s * G::kStageBytes;
+        const uint8_t* record = records + static_cast<int64_t>(kb) * G::kRecordBytes;
         p::mbar_wait(&empty[s], ((kb / stages) & 1) ^ 1);
-        p::mbar_arrive_expect_tx(&full[s], G::kRecordBytes);
-        p::bulk_load(smem + s * G::kStageBytes, records + static_cast<int64_t>(kb) * G::kRecordBytes, G::kRecordBytes,
-                     &full[s]);
+        if (lane == 0) {
+          p::mbar_arrive_expect_tx(&full[s], bulk_bytes);
+          p::bulk_load(stage, record, bulk_bytes, &full[s]);
+        }
+        if (pipe == 2) {  // the kernel's scale copies: SFA a float per row, SFB two floats
+#pragma unroll
+          for (int j = 0; j < kBM / 32; ++j) {
+            const int off = G::kOffSfa + 4 * (lane + 32 * j);
+            p::cp_async_4(stage + off, record + off, true);
+          }
+          if (lane < 2) p::cp_async_4(stage + G::kOffSfb + 4 * lane, record + G::kOffSfb + 4 * lane, true);
+          p::cp_async_arrive_noinc(&full[s]);
+        }
       }
     }
     return;
@@ -378,7 +393,8 @@ void run_one(const Options& opt, int num_sms) {
   CHECK(cudaMalloc(&d_out, sizeof(float) * kBM * kBN));
   CHECK(cudaMalloc(&d_cycles, sizeof(long long) * ctas * G::kWarpgroups));
   CHECK(cudaMemcpy(d_records, rec.bytes.data(), rec.bytes.size(), cudaMemcpyHostToDevice));
-  for (int pipe = 0; pipe < 2; ++pipe) {
+  const char* const pipe_names[] = {"static", "pipe", "pipe-cp"};
+  for (int pipe = 0; pipe < 3; ++pipe) {
     if (opt.check) {
       // Static runs add K block 0 four times; the pipe reads the four K blocks.
       kernel<<<1, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, d_out, d_cycles);
@@ -390,7 +406,7 @@ void run_one(const Options& opt, int num_sms) {
         for (double& v : want) v *= k_blocks;
       }
       const double d = diff_of(got, want);
-      std::printf("check %-8s %-7s %-6s diff %.2e %s\n", tile.c_str(), kModeNames[kMode], pipe ? "pipe" : "static", d,
+      std::printf("check %-8s %-7s %-7s diff %.2e %s\n", tile.c_str(), kModeNames[kMode], pipe_names[pipe], d,
                   d < 1e-5 ? "ok" : "FAILED");
       if (!(d < 1e-5)) std::exit(1);
       continue;
@@ -419,8 +435,8 @@ void run_one(const Options& opt, int num_sms) {
     const double ideal = static_cast<double>(kBM) * kBN * kBlockK / 4096.0;
     const double flops = 2.0 * kBM * kBN * kBlockK * static_cast<double>(k_blocks) * ctas;
     std::printf(
-        "%-8s %-7s %-6s stages %2d | %7.1f cycles per K block, ideal %6.1f: %5.1f%% | %6.0f TFLOP/s (%.3f ms)\n",
-        tile.c_str(), kModeNames[kMode], pipe ? "pipe" : "static", stages, per_block, ideal, 100.0 * ideal / per_block,
+        "%-8s %-7s %-7s stages %2d | %7.1f cycles per K block, ideal %6.1f: %5.1f%% | %6.0f TFLOP/s (%.3f ms)\n",
+        tile.c_str(), kModeNames[kMode], pipe_names[pipe], stages, per_block, ideal, 100.0 * ideal / per_block,
         flops / (ms[ms.size() / 2] * 1e-3) / 1e12, ms[ms.size() / 2]);
     CHECK(cudaEventDestroy(start));
     CHECK(cudaEventDestroy(end));
