@@ -19,7 +19,8 @@
 # Usage (GPU machine, repo root): bash benchmarks/h200_switches.sh
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
-if [ "${DG_SKIP_BUILD:-0}" != 1 ]; then
+# (A machine that went back between calls comes fresh, without the build: build then too.)
+if [ "${DG_SKIP_BUILD:-0}" != 1 ] || ! compgen -G "deep_gemm/_C_extension*.so" > /dev/null; then
   start=$(date +%s)
   python3 setup.py -q build_ext --inplace > "$OUT/build.log" 2>&1
   echo "build rc=$? in $(( $(date +%s) - start )) s"
