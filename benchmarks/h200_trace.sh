@@ -31,9 +31,11 @@ nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constex
 wait
 echo "trace harness and wgmma probe built in $(( $(date +%s) - start )) s"
 # The consumers' K loop alone (tools/wgmma_probe.cu): each structure checked against a float64
-# tile first, then timed with as many stages as fit and with three (the 256x128 kernel's count).
+# tile first, then timed with as many stages as fit, with three (the 256x128 kernel's count), and
+# with the second warpgroup started 300 cycles late.
 {
-  build/trace/wgmma_probe --check && build/trace/wgmma_probe && build/trace/wgmma_probe --stages 3
+  build/trace/wgmma_probe --check && build/trace/wgmma_probe && build/trace/wgmma_probe --stages 3 &&
+    build/trace/wgmma_probe --only 256x128,128x192 --stagger 300
 } 2>&1 | tee "$OUT/wgmma_probe.log"
 run() {  # run TILE M N K
   local tile=$1; shift

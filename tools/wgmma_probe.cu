@@ -29,7 +29,7 @@
 // Build and run (GPU machine, repo root; CUTLASS the nvidia-cutlass wheel's include folder):
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
 //     -Icsrc -I$CUTLASS tools/wgmma_probe.cu -o build/wgmma_probe
-//   build/wgmma_probe [--check] [--k-blocks 256] [--stages 4] [--ctas 132] [--only TILE,...]
+//   build/wgmma_probe [--check] [--k-blocks 256] [--stages 4] [--ctas 132] [--only TILE,...] [--stagger CYCLES]
 // benchmarks/h200_trace.sh builds and runs it.
 
 #include <cuda_fp8.h>
@@ -110,7 +110,8 @@ __device__ __forceinline__ void chain(uint32_t desc_a, uint32_t desc_b, float* d
 
 template <int kBM, int kBN, int kMode>
 __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
-    probe_kernel(const uint8_t* records, int k_blocks, int stages, int pipe, float* out, long long* cycles) {
+    probe_kernel(const uint8_t* records, int k_blocks, int stages, int pipe, int stagger, float* out,
+                 long long* cycles) {
   // pipe: 0 static, 1 one bulk copy per stage, 2 A and B by bulk copy and the scales by cp.async.
   using G = Geometry<kBM, kBN>;
   static_assert(kMode != kPaired || (kBM == 128 && kBN <= 128), "paired: two whole scratch buffers of a 128-row tile");
@@ -197,6 +198,13 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     return sc;
   };
 
+  // --stagger: the second math warpgroup starts this many SM cycles late (its K loop's clock starts
+  // after the wait), so that the two warpgroups' chains may finish at different times.
+  if (warpgroup == 1 && stagger > 0) {
+    const long long start = clock64();
+    while (clock64() - start < stagger) {
+    }
+  }
   const long long t0 = clock64();
   if constexpr (kMode == kMma) {
 #pragma unroll 1
@@ -368,7 +376,7 @@ std::vector<double> reference(const Records& rec, int bm, int bn, int k_blocks, 
 }
 
 struct Options {
-  int k_blocks = 256, stages = 0, ctas = 0, repeats = 5;
+  int k_blocks = 256, stages = 0, ctas = 0, repeats = 5, stagger = 0;
   bool check = false;
   std::string only;
 };
@@ -397,7 +405,7 @@ void run_one(const Options& opt, int num_sms) {
   for (int pipe = 0; pipe < 3; ++pipe) {
     if (opt.check) {
       // Static runs add K block 0 four times; the pipe reads the four K blocks.
-      kernel<<<1, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, d_out, d_cycles);
+      kernel<<<1, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, opt.stagger, d_out, d_cycles);
       CHECK(cudaDeviceSynchronize());
       std::vector<float> got(static_cast<size_t>(kBM) * kBN);
       CHECK(cudaMemcpy(got.data(), d_out, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
@@ -418,7 +426,7 @@ void run_one(const Options& opt, int num_sms) {
     std::vector<long long> all_cycles;
     for (int rep = 0; rep < opt.repeats + 1; ++rep) {
       CHECK(cudaEventRecord(start));
-      kernel<<<ctas, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, d_out, d_cycles);
+      kernel<<<ctas, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, opt.stagger, d_out, d_cycles);
       CHECK(cudaEventRecord(end));
       CHECK(cudaEventSynchronize(end));
       if (rep == 0) continue;  // warm-up
@@ -469,6 +477,8 @@ int main(int argc, char** argv) {
       opt.ctas = std::atoi(value());
     } else if (a == "--repeats") {
       opt.repeats = std::atoi(value());
+    } else if (a == "--stagger") {
+      opt.stagger = std::atoi(value());
     } else if (a == "--only") {
       opt.only = value();
     } else {
