@@ -158,6 +158,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
           p::cp_async_arrive_noinc(&full[s]);
         }
       }
+      if (pipe == 2) asm volatile("cp.async.wait_all;" ::: "memory");  // (no copy outlives its thread)
     }
     return;
   }
