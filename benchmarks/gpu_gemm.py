@@ -76,17 +76,22 @@ def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor)
 
 
 def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[list[float]]:
-    """Every round's µs of each fn (round i times fns[0], fns[1], ... in turn), L2 flushed before every call."""
+    """Every round's µs of each fn (sample i of each fn comes from round i), L2 flushed before every
+    call.  Each round starts one place further along the list, so that every fn takes every
+    position in turn: on the H200 the call after torch's cuBLASLt anchor ran up to 12% slower at
+    small shapes than the same call later in the round (an A/A calibration, docs/performance.md,
+    twenty-first session), which a fixed order charged to whichever variant sat there."""
     for fn in fns:
         for _ in range(3):
             fn()
     times: list[list[float]] = [[] for _ in fns]
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(repeats):
-        for i, fn in enumerate(fns):
+    for r in range(repeats):
+        for j in range(len(fns)):
+            i = (j + r) % len(fns)
             flush.zero_()
             start.record()
-            fn()
+            fns[i]()
             end.record()
             end.synchronize()
             times[i].append(start.elapsed_time(end) * 1e3)

@@ -34,7 +34,7 @@ if [ "${DG_SKIP_TESTS:-0}" != 1 ]; then
   echo "pytest done in $(( $(date +%s) - start )) s"
 fi
 other=()
-python3 -c "import dg_upstream" 2>/dev/null && other=(--other dg_upstream)
+python3 -c "import torch, dg_upstream" 2>/dev/null && other=(--other dg_upstream)
 bench() {  # bench LOG SCRIPT ARGS...
   local log=$1 script=$2; shift 2
   if [ -n "${DG_BENCHES:-}" ] && [[ " $DG_BENCHES " != *" $log "* ]]; then return; fi

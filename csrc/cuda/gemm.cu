@@ -9,6 +9,7 @@
 
 #include "cuda/gemm.h"
 #include "cuda/gemm_launch.cuh"
+#include "cuda/gemm_switches.h"
 
 namespace deep_gemm::cuda {
 
@@ -238,10 +239,13 @@ const Compiled* choose(const GemmProblem& p) {
     // Masked problems take pairs and 256-row tiles through masked_pick only.
     if (c.cast != 0) continue;
     if (c.block_m == 256 && p.layout == GemmLayout::kMasked) continue;
-    // Contiguous problems take 256-row tiles only when forced (not yet measured against 128x192).
+    // Contiguous problems take 256-row tiles only when forced (H200, one process: 12-20% slower than
+    // the pick on all 16 contiguous and psum benchmark problems).
     if (c.block_m == 256 && (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum)) continue;
-    // Per-row tiles wider than 128 columns only when forced (not yet measured: gemm_launch.cuh).
-    if (c.sfb_per_row && c.block_n > 128) continue;
+    // Per-row tiles wider than 128 columns: 128x160 for K-grouped problems on the uniform kernel
+    // (H200, one process: 1.15x against 128x128 on both benchmark shapes), else only when forced.
+    const bool wide_row_ok = p.layout == GemmLayout::kKGrouped && k_grouped_schedule_chosen();
+    if (c.sfb_per_row && c.block_n > 128 && !wide_row_ok) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
     // the taller one, whose B tiles go to fewer CTAs (m = 128, n = 7168: 128x64 measured 9% faster

@@ -10,6 +10,7 @@
 
 #include "cuda/gemm_kernel.cuh"
 #include "cuda/gemm_launch.cuh"
+#include "cuda/gemm_switches.h"
 #include "cuda/tensor_map.cuh"
 
 namespace deep_gemm::cuda::gemm_detail {
@@ -27,54 +28,6 @@ auto* kernel_of() {
     return &sm90_fp8_gemm_kernel<kBlockM, kBlockN, kSfbPerRow>;
   }
 }
-
-// Whether the environment variable `name` starts with '1' (the kernels' switches below).
-inline bool env_switch_on(const char* name) {
-  const char* env = std::getenv(name);
-  return env != nullptr && env[0] == '1';
-}
-
-// DG_GEMM_GENERAL_SCHEDULE=1 sends dense and M-grouped contiguous problems to the general kernel
-// (read once per process: A/B measurements of the uniform-schedule kernels).
-inline bool general_schedule_forced() {
-  static const bool forced = env_switch_on("DG_GEMM_GENERAL_SCHEDULE");
-  return forced;
-}
-
-// DG_GEMM_SKIP_IDLE_WAVES=1: warpgroups skip the MMAs of their waves that hold no rows of an
-// item (Note [idle waves]).  Off by default until it is measured on the H200 (compiled for
-// sm_90a, not yet run on a GPU); read on every launch, like DG_SM90_GEMM_CONFIG, so one process
-// can compare both paths.
-inline bool idle_waves_skipped() { return env_switch_on("DG_GEMM_SKIP_IDLE_WAVES"); }
-
-// DG_GEMM_SLAB_WAIT=1: a 256-row tile's second slab waits only for its own output region's last
-// store (Note [slab waits]).  Off by default until it is timed at k = 512 and 1536 (compiled for
-// sm_90a, not yet run on a GPU); read on every launch.
-inline bool slab_waits_own_region() { return env_switch_on("DG_GEMM_SLAB_WAIT"); }
-
-// DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note
-// [staggered warpgroups]).  0 by default until it is timed; read on every launch.
-inline int stagger_cycles() {
-  const char* env = std::getenv("DG_GEMM_STAGGER_CYCLES");
-  return env == nullptr ? 0 : std::max(0, std::atoi(env));
-}
-
-// DG_GEMM_WHOLE_WAVES=1 sends FP8 problems whose tile goes in two chunks per wave (128 or 192
-// columns) on the dense, contiguous or masked kernel to the same kernel in whole waves (Note [whole
-// waves]).  Off by default until it is timed in one process against the chunks (compiled for
-// sm_90a, not yet run on a GPU); read on every launch.
-inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
-
-// DG_GEMM_MASKED_SCHEDULE=1 sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
-// consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
-// to the general kernel.  Off by default until it is measured on the H200 (compiled for sm_90a,
-// not yet run on a GPU); read on every launch, so one process can compare both kernels.
-inline bool masked_schedule_chosen() { return env_switch_on("DG_GEMM_MASKED_SCHEDULE"); }
-
-// DG_GEMM_K_GROUPED_SCHEDULE=1 sends K-grouped FP8 problems to the kernel whose consumers walk
-// the table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel).  Off by default until it
-// is measured on the H200 (compiled for sm_90a, not yet run on a GPU); read on every launch.
-inline bool k_grouped_schedule_chosen() { return env_switch_on("DG_GEMM_K_GROUPED_SCHEDULE"); }
 
 // A kernel as a type (a lambda's argument that its body can use at compile time).
 template <auto kKernel>
@@ -236,7 +189,12 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&
                        args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
-  args.skip_idle = idle_waves_skipped() ? 1 : 0;
+  // Idle waves are skipped by default on the FP8 masked kernel (measured faster there), not
+  // elsewhere (BF16 masked and the contiguous families measured level to slower).
+  const bool masked_kernel = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && masked && masked_schedule_chosen() &&
+                             !general_schedule_forced();
+  const int idle = idle_waves_setting();
+  args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
   args.slab_wait = slab_waits_own_region() ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
 

@@ -1015,7 +1015,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // epilogue.  Started stagger_cycles late, the second runs behind the first (by at most the
   // pipeline's depth, since a stage is freed only when both are done with it), and each one's
   // epilogue may overlap the other's last or first MMAs.  Opt-in (DG_GEMM_STAGGER_CYCLES, 0 by
-  // default): compiled for sm_90a, not yet run on a GPU; for the tile trace to time.
+  // default): on the H200 (twenty-first session, one process, rotated order) level on all 18 dense
+  // shapes at 2000 cycles and slower on the grouped families, so it stays off.
   if (T::kMathWarpgroups == 2 && warpgroup == 1 && args.stagger_cycles > 0) {
     const long long start = clock64();
     while (clock64() - start < args.stagger_cycles) {

@@ -206,3 +206,42 @@ def test_grouped_benchmark_times_and_checks_each_variant(bench_path: None, monke
     assert p_tile.median == pytest.approx(1.1) and p_tile.verdict == "faster"
     assert t_tile == pytest.approx(100.5 / 1.1)
     assert "DG_GEMM_SKIP_IDLE_WAVES" not in os.environ and "DG_SM90_GEMM_CONFIG" not in os.environ
+
+
+def test_timing_rounds_rotate_the_order(bench_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """time_gpu_samples: round r starts r places along the list, so every call takes every place in
+    turn, and sample r of each call comes from round r (the pairs stay pairs)."""
+    import gpu_gemm
+    import torch
+
+    clock = {"t": 0.0}
+
+    class FakeEvent:  # a timer that reads a clock the calls advance
+        def __init__(self, enable_timing: bool = False) -> None:
+            self.t = 0.0
+
+        def record(self) -> None:
+            self.t = clock["t"]
+
+        def synchronize(self) -> None:
+            pass
+
+        def elapsed_time(self, other: FakeEvent) -> float:
+            return other.t - self.t
+
+    monkeypatch.setattr(torch.cuda, "Event", FakeEvent)
+    order: list[int] = []
+
+    def call(i: int) -> Callable[[], None]:
+        def run() -> None:
+            order.append(i)
+            clock["t"] += 1.0 + i  # call i takes (1 + i) ms
+
+        return run
+
+    fns = [call(i) for i in range(3)]
+    flush = torch.empty(4)
+    samples = gpu_gemm.time_gpu_samples(fns, 4, flush)
+    timed = order[3 * 3 :]  # after three warm-up calls each
+    assert timed == [0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2]
+    assert samples == [[1e3] * 4, [2e3] * 4, [3e3] * 4]

@@ -1,0 +1,72 @@
+#pragma once
+// The GEMM kernels' switches, read from the environment on the host: which kernel a problem runs
+// and how (the launchers, gemm_instantiate.cuh; the heuristic, gemm.cu).  Every switch but
+// DG_GEMM_GENERAL_SCHEDULE is read on every launch, so one process can time both settings
+// (benchmarks/variants.py).  Defaults are what the H200 measured faster (docs/performance.md,
+// twenty-first session); a switch set to 0 or 1 overrides its default.
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace deep_gemm::cuda {
+
+// The setting of switch `name`: 1 when it starts with '1', 0 with '0', -1 when unset (or anything
+// else).
+inline int env_setting(const char* name) {
+  const char* env = std::getenv(name);
+  if (env == nullptr) return -1;
+  return env[0] == '1' ? 1 : env[0] == '0' ? 0 : -1;
+}
+
+// Whether switch `name` is on: set to 1, or unset and on by default.
+inline bool env_switch_or(const char* name, bool default_on) {
+  const int setting = env_setting(name);
+  return setting < 0 ? default_on : setting == 1;
+}
+
+inline bool env_switch_on(const char* name) { return env_switch_or(name, false); }
+
+// DG_GEMM_GENERAL_SCHEDULE=1 sends dense and M-grouped contiguous problems to the general kernel
+// (read once per process: A/B measurements of the uniform-schedule kernels).
+inline bool general_schedule_forced() {
+  static const bool forced = env_switch_on("DG_GEMM_GENERAL_SCHEDULE");
+  return forced;
+}
+
+// DG_GEMM_SKIP_IDLE_WAVES: warpgroups skip the MMAs of their waves that hold no rows of an item
+// (Note [idle waves]).  Unset: on for the FP8 masked kernel only (the launcher decides); 1 or 0:
+// everywhere.  Measured on the H200, in one process: with the masked kernel it ran the masked FP8
+// family 4-12% faster (geomean, three runs); alone on the general kernel 0.98, on BF16 masked
+// 0.92, on the contiguous families level.
+inline int idle_waves_setting() { return env_setting("DG_GEMM_SKIP_IDLE_WAVES"); }
+
+// DG_GEMM_SLAB_WAIT=1: a 256-row tile's second slab waits only for its own output region's last
+// store (Note [slab waits]).  Off: level to 3% slower on the H200 (dense, one process).
+inline bool slab_waits_own_region() { return env_switch_on("DG_GEMM_SLAB_WAIT"); }
+
+// DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note
+// [staggered warpgroups]).  0: level on all 18 dense shapes at N = 2000 once the timing order
+// was rotated, slower on the grouped families.
+inline int stagger_cycles() {
+  const char* env = std::getenv("DG_GEMM_STAGGER_CYCLES");
+  return env == nullptr ? 0 : std::max(0, std::atoi(env));
+}
+
+// DG_GEMM_WHOLE_WAVES=1 sends FP8 problems whose tile goes in two chunks per wave (128 or 192
+// columns) on the dense, contiguous or masked kernel to the same kernel in whole waves (Note
+// [whole waves]).  Off: slower than the chunks at m = 4096 (dense and contiguous) and on the
+// masked kernel, on the H200 in one process.
+inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
+
+// DG_GEMM_MASKED_SCHEDULE sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
+// consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
+// to the general kernel.  On unless set to 0 (with idle waves skipped, 4-12% faster, above).
+inline bool masked_schedule_chosen() { return env_switch_or("DG_GEMM_MASKED_SCHEDULE", true); }
+
+// DG_GEMM_K_GROUPED_SCHEDULE sends K-grouped FP8 problems to the kernel whose consumers walk the
+// table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel), which also lets the
+// heuristic take the 128x160 per-row tile.  On unless set to 0: 1.01-1.03x alone, 1.15x with
+// 128x160, on the H200 in one process (three runs).
+inline bool k_grouped_schedule_chosen() { return env_switch_or("DG_GEMM_K_GROUPED_SCHEDULE", true); }
+
+}  // namespace deep_gemm::cuda
