@@ -264,7 +264,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         static const cudaError_t grouped_attr =
             cudaFuncSetAttribute(grouped_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
         if (grouped_attr != cudaSuccess) return grouped_attr;
-        // FP8 under DG_GEMM_K_GROUPED_SCHEDULE=1: the kernel whose consumers walk the table.
+        // FP8: the kernel whose consumers walk the table, unless DG_GEMM_K_GROUPED_SCHEDULE=0.
         auto* table_kernel = grouped_kernel;
         if constexpr (!kBf16) {
           if (k_grouped_schedule_chosen() && !general_schedule_forced()) {
@@ -351,8 +351,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
       }
     }
     // Dense and M-grouped contiguous problems run the kernels whose consumers keep a uniform
-    // schedule (FP8 with 128x128 SFB blocks, or BF16), and masked FP8 problems under
-    // DG_GEMM_MASKED_SCHEDULE=1; the general kernel serves the rest, and all of them under
+    // schedule (FP8 with 128x128 SFB blocks, or BF16), and so do masked FP8 problems (unless
+    // DG_GEMM_MASKED_SCHEDULE=0); the general kernel serves the rest, and all of them under
     // DG_GEMM_GENERAL_SCHEDULE=1 (a measuring switch).
     if constexpr (!kSfbPerRow) {
       if (!general_schedule_forced()) {

@@ -1813,7 +1813,8 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThread
   gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
-// K-grouped FP8, the consumers walking the table's tiles themselves (DG_GEMM_K_GROUPED_SCHEDULE=1).
+// K-grouped FP8, the consumers walking the table's tiles themselves (the default; DG_GEMM_K_GROUPED_SCHEDULE=0 takes
+// the general K-grouped kernel).
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThreads, 1)
     sm90_fp8_k_grouped_gemm_uniform_kernel(const __grid_constant__ KGroupTable table,
