@@ -20,7 +20,8 @@ import os
 import statistics
 
 import torch
-from gpu_gemm import emit, environment, time_gpu, time_host, with_config
+from gpu_gemm import emit, environment, time_gpu, time_host
+from variants import under, variants_from_args
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--tiles", default=None, help="BMxBN[sS],...: forced native tiles timed next to the pick")
     args = parser.parse_args()
     tiles = args.tiles.split(",") if args.tiles else []
+    tile_variants = variants_from_args(None, args.tiles)
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     path = "native" if os.environ.get("DG_BF16_GEMM_NATIVE") == "1" else "cuBLAS"
@@ -64,14 +66,13 @@ def main() -> None:
             torch.matmul(a, b.t())
 
         ref = a.double() @ b.double().t()
-        for tile in [None, *tiles]:
+        runs = [ours, *(under(ours, v) for v in tile_variants)]
+        for name, run in zip(["pick", *tiles], runs, strict=True):
             d.fill_(float("nan"))
-            with_config(ours, tile)()
+            run()
             diff = calc_diff(d, ref)
-            assert diff < 1e-5, f"{m}x{n}x{k} ({tile or 'pick'}): calc_diff {diff}"
-        fns = [with_config(ours, None), anchor, *(with_config(ours, t) for t in tiles)]
-        t_ours, t_torch, *t_tiles = time_gpu(fns, args.repeats, flush)
-        with_config(lambda: None, None)()  # back to the heuristic's pick
+            assert diff < 1e-5, f"{m}x{n}x{k} ({name}): calc_diff {diff}"
+        t_ours, t_torch, *t_tiles = time_gpu([ours, anchor, *runs[1:]], args.repeats, flush)
         ratios.append(upstream / t_ours)
         line = (
             f"| {m}x{n}x{k} | {t_ours:.1f} | {t_torch:.1f} | {t_torch / t_ours:.3f} | {upstream} "

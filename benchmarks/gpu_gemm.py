@@ -98,19 +98,6 @@ def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch
     return times
 
 
-def with_config(fn: Callable[[], object], config: str | None) -> Callable[[], object]:
-    """fn under DG_SM90_GEMM_CONFIG=config (None: the heuristic's pick); the heuristic reads it per call."""
-
-    def run() -> object:
-        if config is None:
-            os.environ.pop("DG_SM90_GEMM_CONFIG", None)
-        else:
-            os.environ["DG_SM90_GEMM_CONFIG"] = config
-        return fn()
-
-    return run
-
-
 def environment() -> str:
     """The GPU, torch and the command line, for the foot of a benchmark's table."""
     return f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"

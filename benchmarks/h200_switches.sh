@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# The opt-in kernel switches of the nineteenth to twenty-first sessions (all written and compiled
-# without a GPU), timed on the H200 as in-process variants (benchmarks/variants.py): every
-# variant of a call is timed in the same round as the call itself and checked against the float64
-# reference first, and each family ends with one line per variant giving the paired geomean and
-# whether it meets the rule for turning a switch on (no shape slower, geomean above 1).  Upstream
-# (the dg_upstream module, when it imports) is timed in the same rounds.
+# The kernel switches (csrc/cuda/gemm_switches.h) timed on the H200 as in-process variants
+# (benchmarks/variants.py): every variant of a call is timed in the same round as the call itself
+# and checked against the float64 reference first, and each family ends with one line per variant
+# giving the paired geomean and whether it meets the rule for turning a switch on (no shape slower,
+# geomean above 1).  Upstream (the dg_upstream module, when it imports) is timed in the same rounds.
 #
-# Build, the GPU GEMM suites (they compare the switches bit for bit), then:
-#   dense        DG_GEMM_WHOLE_WAVES, DG_GEMM_SLAB_WAIT, DG_GEMM_STAGGER_CYCLES 1000 / 2000, and 256x128
-#                forced: as is, in whole waves, with slab waits
-#   masked       idle waves skipped, the masked kernel (with and without; in whole waves), its tiles forced
+# Build, the GPU GEMM suites (they compare the switches bit for bit), then, each family with an
+# identity variant as the A/A control and against the defaults of csrc/cuda/gemm_switches.h:
+#   dense        slab waits, staggered warpgroups, 256x128 forced (as is and with slab waits)
+#   masked       the general kernel, idle waves kept, tiles forced
 #   bf16_masked  idle waves skipped
-#   k_grouped    the uniform K-grouped kernel, and its 128x160 per-row tile forced
-#   contiguous   idle waves skipped, whole waves, 256x128 forced with and without both (ids and psum)
+#   k_grouped    the general K-grouped kernel, 128x128 forced (the default takes 128x160)
+#   contiguous   idle waves skipped, 256x128 forced
 # Logs land in $OUT; the nvidia-cutlass wheel travels in .whl/.  DG_SKIP_BUILD=1 and
 # DG_SKIP_TESTS=1 let a second call on the still-warm machine run the benchmarks alone, and
 # DG_BENCHES="dense masked ..." (the first word of each bench line below) picks some of them.
@@ -43,21 +42,15 @@ bench() {  # bench LOG SCRIPT ARGS...
     | tee "$OUT/$log.log" | grep -v "^|" | cut -c1-400
   echo "[$log: $(( $(date +%s) - start )) s]"
 }
-skip=DG_GEMM_SKIP_IDLE_WAVES=1
-bench dense gpu_gemm --forward-only --repeats 15 --variant whole:DG_GEMM_WHOLE_WAVES=1 \
-  --variant slab:DG_GEMM_SLAB_WAIT=1 --variant st1000:DG_GEMM_STAGGER_CYCLES=1000 \
+# aa: an identity variant, the A/A control of the method (docs/performance.md, twenty-first session).
+aa=aa:DG_GEMM_SLAB_WAIT=0
+bench dense gpu_gemm --forward-only --repeats 16 --variant $aa --variant slab:DG_GEMM_SLAB_WAIT=1 \
   --variant st2000:DG_GEMM_STAGGER_CYCLES=2000 --tiles 256x128 \
-  --variant 256whole:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_WHOLE_WAVES=1 \
   --variant 256slab:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_SLAB_WAIT=1
-bench masked gpu_grouped_gemm --only masked --repeats 8 --variant skip:$skip \
-  --variant mk:DG_GEMM_MASKED_SCHEDULE=1 --variant mkskip:DG_GEMM_MASKED_SCHEDULE=1,$skip \
-  --variant mk128:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=128x128 \
-  --variant mk192:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=128x192 \
-  --variant mk256:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_SM90_GEMM_CONFIG=256x128 \
-  --variant mkwhole:DG_GEMM_MASKED_SCHEDULE=1,$skip,DG_GEMM_WHOLE_WAVES=1 --tiles 128x128,64x128
-bench bf16_masked gpu_grouped_gemm --only bf16_masked --repeats 8 --variant skip:$skip
-bench k_grouped gpu_grouped_gemm --only k_grouped_fp8_nt --repeats 8 --variant uni:DG_GEMM_K_GROUPED_SCHEDULE=1 \
-  --variant uni160:DG_GEMM_K_GROUPED_SCHEDULE=1,DG_SM90_GEMM_CONFIG=128x160
-bench contiguous gpu_grouped_gemm --only contiguous,contiguous_psum --repeats 8 --variant skip:$skip \
-  --variant whole:DG_GEMM_WHOLE_WAVES=1 --tiles 256x128 --variant 256skip:DG_SM90_GEMM_CONFIG=256x128,$skip \
-  --variant 256whole:DG_SM90_GEMM_CONFIG=256x128,$skip,DG_GEMM_WHOLE_WAVES=1
+bench masked gpu_grouped_gemm --only masked --repeats 9 --variant $aa --variant general:DG_GEMM_MASKED_SCHEDULE=0 \
+  --variant keep:DG_GEMM_SKIP_IDLE_WAVES=0 --tiles 128x128,128x192,256x128,64x128
+bench bf16_masked gpu_grouped_gemm --only bf16_masked --repeats 9 --variant $aa --variant skip:DG_GEMM_SKIP_IDLE_WAVES=1
+bench k_grouped gpu_grouped_gemm --only k_grouped_fp8_nt --repeats 9 --variant $aa \
+  --variant general:DG_GEMM_K_GROUPED_SCHEDULE=0 --tiles 128x128
+bench contiguous gpu_grouped_gemm --only contiguous,contiguous_psum --repeats 9 --variant $aa \
+  --variant skip:DG_GEMM_SKIP_IDLE_WAVES=1 --tiles 256x128

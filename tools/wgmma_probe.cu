@@ -74,7 +74,7 @@ struct Geometry {
   static constexpr int kStageBytes = (kRecordBytes + 1023) / 1024 * 1024;
   static constexpr int kMaxStages = (kSmemLimit - 2048) / kStageBytes;
   static constexpr int kThreads = 128 * (kWarpgroups + 1);
-  static_assert(kBN % 16 == 0 && kBN <= 256 && kBN <= 128 + 128, "two SFB blocks at most");
+  static_assert(kBN % 16 == 0 && kBN <= 256, "N a multiple of 16, two SFB blocks at most");
 };
 
 // The tile's SFB block of 8-column group j (columns 8j .. 8j + 7): the second from column 128 on.

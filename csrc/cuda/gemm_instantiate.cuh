@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 
 #include "cuda/gemm_kernel.cuh"
 #include "cuda/gemm_launch.cuh"
@@ -189,8 +188,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.paired_access = p.ldd % 2 == 0 && (c == nullptr || args.ldc % 2 == 0) && p.d_group % 2 == 0 &&
                        args.c_group % 2 == 0 && reinterpret_cast<uintptr_t>(p.d) % pair_bytes == 0 &&
                        reinterpret_cast<uintptr_t>(c) % pair_bytes == 0;
-  // Idle waves are skipped by default on the FP8 masked kernel (measured faster there), not
-  // elsewhere (BF16 masked and the contiguous families measured level to slower).
+  // Whether this launch runs the FP8 masked kernel (decided once, here: the launch below follows
+  // it).  Idle waves are skipped by default there (measured faster), not elsewhere (BF16 masked
+  // and the contiguous families measured level to slower).
   const bool masked_kernel = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && masked && masked_schedule_chosen() &&
                              !general_schedule_forced();
   const int idle = idle_waves_setting();
@@ -362,28 +362,16 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if (attr != cudaSuccess) return attr;
           return cudaLaunchKernelEx(&launch, decltype(kernel)::value, tm_a, tm_b, tm_d, args);
         };
-        // FP8 tiles whose waves go in two chunks (128 or 192 columns) also run in whole waves
-        // (Note [whole waves]): the second kernel, under DG_GEMM_WHOLE_WAVES=1.
-        constexpr bool kWholeTile = !kBf16 && kMajors == 0 && kBlockN >= 128 && kBlockN % 64 == 0;
-        const bool whole = kWholeTile && whole_waves_chosen();
-        const auto launch_fp8 = [&](auto chunked, auto whole_waves) -> cudaError_t {
-          if constexpr (kWholeTile) {
-            if (whole) return launch_kernel(whole_waves);
-          }
-          return launch_kernel(chunked);
-        };
         if (p.layout == GemmLayout::kDense) {
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
-            return launch_fp8(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN, false>>{},
-                              KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN, kWholeTile>>{});
+            return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
           }
         }
         if constexpr (!kBf16) {
-          if (masked && masked_schedule_chosen()) {
-            return launch_fp8(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN, false>>{},
-                              KernelConstant<&sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN, kWholeTile>>{});
+          if (masked_kernel) {
+            return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN>>{});
           }
         }
         if constexpr (!kMnA) {
@@ -392,9 +380,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
               return launch_kernel(
                   KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});
             } else {
-              return launch_fp8(
-                  KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, false>>{},
-                  KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kWholeTile>>{});
+              return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>>{});
             }
           }
         }

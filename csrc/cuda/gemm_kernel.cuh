@@ -919,9 +919,8 @@ struct Producer {
 };
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
-// kWholeWaves: the FP8 MMAs of a wave in one chain, without chunks (Note [whole waves]).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
-          int kSplit = 1, int kCast = kCastNone, bool kWholeWaves = false>
+          int kSplit = 1, int kCast = kCastNone>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
@@ -1045,25 +1044,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // its K loop is compiled once per possible split (Note [SFB splits]), chosen per item: each
   // chunk's fold then takes its groups' scales at compile time, as the two-block tiles do.
   constexpr bool kThreeSfb = !kBf16 && !kSfbPerRow && !sfb_two_blocks(kBlockN);
-  // Note [whole waves]: with kWholeWaves a wave's MMAs go in one chain of m64 x BLOCK_N wgmmas into
-  // one scratch buffer, waited for and folded before the next wave's chain is issued (upstream's
-  // structure).  A chain then reads its 64-row A slab from shared memory once per K step rather
-  // than once per chunk: at 256x128, 24 KB per k32 step against 32 KB, with 12 KB of stage writes
-  // either way, at the tensor cores' rate 144 against 176 bytes per cycle of a 128-byte pipe.  What
-  // it costs is the overlap: a fold is no longer hidden behind the same warpgroup's next chunk,
-  // only behind the other warpgroup's chain.  The seventeenth session measured it as a
-  // compile-time switch, two builds one after the other (mixed, -2% to +5%, within the builds'
-  // spread); it is back as a template argument of the dense, contiguous and masked FP8 kernels,
-  // chosen per launch (DG_GEMM_WHOLE_WAVES=1), so that one process can time both
-  // (benchmarks/variants.py) and the tile trace and tools/wgmma_probe.cu can compare them.  Same
-  // bits: a wgmma's outputs do not depend on how many columns it spans, and the folds are the same
-  // FMAs in the same order.
-  static_assert(!kWholeWaves || (!kBf16 && !kSfbPerRow && !kThreeSfb), "whole waves: FP8 tiles of two SFB blocks");
-  constexpr int kChunksPerWave =
-      kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
-  // The next chunk goes out before the current one is folded, through two scratch buffers; whole
-  // waves keep one (two of a whole wave's width do not fit the registers at 256x128 or 128x192).
-  constexpr bool kIssueAhead = !kWholeWaves;
+  // Whole waves (one m64 x BLOCK_N chain per wave into one scratch buffer, upstream's structure,
+  // reading A from shared memory once per K step instead of once per chunk) were measured against
+  // these chunks on the H200, per launch in one process (twenty-first session): slower at m = 4096
+  // dense (0.93-0.96) and contiguous (0.975-0.98) and on the masked kernel, the trace's K loop 1.24
+  // of the ideal against 1.20; removed.  tools/wgmma_probe.cu keeps both structures for study.
+  constexpr int kChunksPerWave = kThreeSfb || (!kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
   constexpr int kLastChunkN = kBlockN - (kChunksPerWave - 1) * kChunkN;  // the last chunk's width
   constexpr int kChunkAccs = kChunkN / 2;
@@ -1312,7 +1298,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         // the tensor cores work while the scales are applied (only the last chunk's fold is
         // exposed).  Every branch here is resolved at compile time: a runtime branch around the
         // wgmmas makes ptxas serialise them.
-        float part[kIssueAhead ? 2 : 1][kChunkAccs];
+        float part[2][kChunkAccs];
         auto issue = [&](const int c) {
           const int w = c / kChunksPerWave, h = c % kChunksPerWave;
           // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
@@ -1323,10 +1309,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           for (int kk = 0; kk < kBlockK / 32; ++kk) {
             if (kLastChunkN != kChunkN && h == kChunksPerWave - 1) {  // (h is a constant once unrolled)
               p::fp8_wgmma<kLastChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                        part[kIssueAhead ? c % 2 : 0], kk > 0);
+                                        part[c % 2], kk > 0);
             } else {
               p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                    part[kIssueAhead ? c % 2 : 0], kk > 0);
+                                    part[c % 2], kk > 0);
             }
           }
           p::wgmma_commit();
@@ -1334,13 +1320,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         issue(kFirstChunk);
 #pragma unroll
         for (int c = kFirstChunk; c < kEndChunk; ++c) {
-          if (kIssueAhead && c + 1 < kEndChunk) {
+          if (c + 1 < kEndChunk) {
             issue(c + 1);
             p::wgmma_wait<1>();
           } else {
             p::wgmma_wait<0>();
           }
-          float* pc = part[kIssueAhead ? c % 2 : 0];
+          float* pc = part[c % 2];
 #pragma unroll
           for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
           // Release the stage once every lane's shared-memory reads are done.
@@ -1377,8 +1363,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             fold_block_scaled(acc_w, pc, j0, kChunkN / 8, sa_lo[w] * sb_first, sa_lo[w] * sb_second,
                               sa_hi[w] * sb_first, sa_hi[w] * sb_second);
           }
-          // Whole waves: the next wave's chain once this one's scratch is folded.
-          if (!kIssueAhead && c + 1 < kEndChunk) issue(c + 1);
         }
         advance();
       }
@@ -1757,36 +1741,30 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, kSfbPerRow, false>::k
   gemm_body<kBlockM, kBlockN, kSfbPerRow, false>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
-// The FP8 kernels below with 128x128 SFB blocks take kWholeWaves: each wave's MMAs in one chain
-// rather than two chunks (Note [whole waves]; DG_GEMM_WHOLE_WAVES=1).
-
 // Dense FP8 with 128x128 SFB blocks (the consumers' own tile schedule).
-template <int kBlockM, int kBlockN, bool kWholeWaves>
+template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCastNone, kWholeWaves>(tm_a, tm_b, tm_d, nullptr,
-                                                                                          args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped masked FP8 with 128x128 SFB blocks: the consumers walk the groups' tiles themselves.
-template <int kBlockM, int kBlockN, bool kWholeWaves>
+template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_masked_kernel(const __grid_constant__ CUtensorMap tm_a,
                                           const __grid_constant__ CUtensorMap tm_b,
                                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked, 0, 1, kCastNone, kWholeWaves>(tm_a, tm_b, tm_d, nullptr,
-                                                                                           args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped contiguous FP8 (row ids or psum) with 128x128 SFB blocks: the uniform first pass.
-template <int kBlockM, int kBlockN, bool kWholeWaves>
+template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_contiguous_kernel(const __grid_constant__ CUtensorMap tm_a,
                                               const __grid_constant__ CUtensorMap tm_b,
                                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous, 0, 1, kCastNone, kWholeWaves>(tm_a, tm_b, tm_d,
-                                                                                               nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.
@@ -1813,8 +1791,8 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThread
   gemm_body<kBlockM, kBlockN, true, false>(table.a[0], table.b[0], tm_d, &table, args);
 }
 
-// K-grouped FP8, the consumers walking the table's tiles themselves (the default; DG_GEMM_K_GROUPED_SCHEDULE=0 takes
-// the general K-grouped kernel).
+// K-grouped FP8, the consumers walking the table's tiles themselves (the default;
+// DG_GEMM_K_GROUPED_SCHEDULE=0 takes the general K-grouped kernel).
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, true, false>::kThreads, 1)
     sm90_fp8_k_grouped_gemm_uniform_kernel(const __grid_constant__ KGroupTable table,

@@ -52,12 +52,6 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
-// DG_GEMM_WHOLE_WAVES=1 sends FP8 problems whose tile goes in two chunks per wave (128 or 192
-// columns) on the dense, contiguous or masked kernel to the same kernel in whole waves (Note
-// [whole waves]).  Off: slower than the chunks at m = 4096 (dense and contiguous) and on the
-// masked kernel, on the H200 in one process.
-inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
-
 // DG_GEMM_MASKED_SCHEDULE sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  On unless set to 0 (with idle waves skipped, 4-12% faster, above).

@@ -267,25 +267,6 @@ def test_staggered_warpgroups_keep_the_bits(
     assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
 
-@pytest.mark.parametrize("tile", ["64x128", "64x192", "128x128", "128x192", "256x128"])
-@pytest.mark.parametrize("c_form", ["none", "bf16_c"])
-def test_whole_waves_keep_the_bits(
-    tile: str, c_form: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
-) -> None:
-    """Note [whole waves] (DG_GEMM_WHOLE_WAVES=1): the dense kernel of one MMA chain per wave gives
-    the chunked kernel's bits, on forced tiles with partial last tiles in M and N (tiles that start
-    inside an SFB block, for 192 columns), a K tail and several tiles per CTA."""
-    bm, bn = (int(v) for v in tile.split("x"))
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    m, n, k = 3 * 132 * bm // 2 - 24, 5 * bn + 40, 1280 + 80
-    ops, ref = _operands(m, n, k, per_row_b=False)
-    c = torch.randn(m, n, device="cuda").bfloat16() if c_form == "bf16_c" else None
-    expected = ref + (c.double() if c is not None else 0.0)
-    _same_bits_under_switch(monkeypatch, "DG_GEMM_WHOLE_WAVES", ("0", "1"), ops, c, expected)
-    assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
-
-
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 

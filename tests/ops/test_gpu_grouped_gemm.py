@@ -334,58 +334,6 @@ def test_idle_waves_skipped_keep_the_bits(
     assert f"-> {shape} " in capfd.readouterr().err
 
 
-@pytest.mark.parametrize("tile", ["64x128", "64x192", "128x128", "128x192", "256x128"])
-@pytest.mark.parametrize("skip", ["0", "1"])
-def test_whole_waves_keep_the_bits_masked_and_contiguous(
-    tile: str, skip: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
-) -> None:
-    """Note [whole waves] (DG_GEMM_WHOLE_WAVES=1) on the grouped FP8 kernels, forced tiles, idle
-    waves kept or skipped: the masked kernel (DG_GEMM_MASKED_SCHEDULE=1; empty, partial and full
-    waves) and the contiguous kernel (per-row ids with padding after each group) give the chunked
-    kernels' bits, each result against float64 first."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
-    monkeypatch.setenv("DG_GEMM_MASKED_SCHEDULE", "1")
-    monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    block_n = int(tile.split("x")[1])
-    groups, max_m, n, k = len(IDLE_MASKED_COUNTS), 320, 2 * block_n + 24, 640 + 80
-    masked_m = torch.tensor(IDLE_MASKED_COUNTS, dtype=torch.int32, device="cuda")
-    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
-
-    def masked() -> torch.Tensor:
-        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
-        _check_masked_rows(d, IDLE_MASKED_COUNTS, a_ref, b_ref, 2e-5)
-        return d
-
-    sizes, pad = [1, 65, 0, 130, 300], 70
-    ids: list[int] = []
-    for g, rows in enumerate(sizes):
-        ids += [g] * rows + [-1] * pad
-    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
-    ids_t = layout.long()
-    a2, sfa2, a2_ref = _a(len(ids), k)
-    b2, sfb2, b2_ref = _b(len(sizes), n, k)
-
-    def contiguous() -> torch.Tensor:
-        d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a2, sfa2), (b2, sfb2), d, layout)
-        for g in range(len(sizes)):
-            rows = ids_t == g
-            if rows.any():
-                assert calc_diff(d[rows], a2_ref[rows] @ b2_ref[g].t()) < 2e-5
-        assert (d[ids_t < 0].float() == 0).all()
-        return d
-
-    for run in (masked, contiguous):
-        outs = []
-        for whole in ("0", "1"):
-            monkeypatch.setenv("DG_GEMM_WHOLE_WAVES", whole)
-            outs.append(run())
-        assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
-        assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
-
-
 def _replay_masked_with_new_sizes(
     a: tuple[torch.Tensor, torch.Tensor],
     b: tuple[torch.Tensor, torch.Tensor],
