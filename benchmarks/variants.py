@@ -37,7 +37,6 @@ PER_CALL_SWITCHES = (
     "DG_GEMM_STAGGER_CYCLES",
     "DG_GEMM_MASKED_SCHEDULE",
     "DG_GEMM_K_GROUPED_SCHEDULE",
-    "DG_GEMM_SFA_BULK",
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")

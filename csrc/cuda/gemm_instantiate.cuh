@@ -197,15 +197,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
   args.slab_wait = slab_waits_own_region() ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
-  // Note [SFA by bulk copy]: FP8 items of dense, M-grouped and masked problems (the producer's
-  // item path), SFA M-major with 16-byte aligned columns, and m a multiple of 4 so that the copy
-  // of a tile's rows up to m is whole 16-byte units and reads nothing past m.
-  const bool item_layout = p.layout == GemmLayout::kDense || p.layout == GemmLayout::kRowIds ||
-                           p.layout == GemmLayout::kPsum || p.layout == GemmLayout::kMasked;
-  args.sfa_bulk = !kBf16 && item_layout && p.sfa_mn == 1 && p.sfa_k % 4 == 0 && p.sfa_group % 4 == 0 && p.m % 4 == 0 &&
-                          reinterpret_cast<uintptr_t>(p.sfa) % 16 == 0 && sfa_bulk_chosen()
-                      ? 1
-                      : 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -101,7 +101,6 @@ struct KernelArgs {
   int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
-  int sfa_bulk;  // an item's SFA rows come in one bulk copy per stage (Note [SFA by bulk copy])
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -500,15 +499,8 @@ struct Producer {
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
     // A K-major B is one 2-D view across groups; an MN-major one is 3-D, the group outermost.
     constexpr bool kMnB = (kMajors & kMnMajorB) != 0;
-    // Note [SFA by bulk copy]: where the host found SFA M-major with 16-byte aligned columns and
-    // m a multiple of 4 (args.sfa_bulk), lane 0 copies the tile's SFA rows that exist, up to m,
-    // with one bulk copy per stage (completing on the stage's barrier with the operands) instead
-    // of 32 lanes' 4-byte cp.async.  A tile row past m, or outside the item's rows, then keeps
-    // whatever its slot held: such rows are computed and never written, and each row's sums use
-    // its own scale alone, so the rows that are written do not change.
-    const int sfa_rows = args.sfa_bulk ? min(kBlockM, args.m - sfa_row0) : 0;
     load(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa,
-         sfa_row0, sfb, 0, kMnB ? g : 0, 0, sfa_rows);
+         sfa_row0, sfb, 0, kMnB ? g : 0);
   }
 
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
@@ -522,11 +514,8 @@ struct Producer {
   // (the consumers read it there).
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
-                       const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0, int sfa_bulk_rows = 0) {
+                       const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0) {
     const int rows = r_lo | (r_hi << 16);
-    // SFA rows by one bulk copy (Note [SFA by bulk copy]): their bytes join the stage's count.
-    const uint32_t sfa_bulk_bytes = kBf16 ? 0u : static_cast<uint32_t>(sfa_bulk_rows) * 4u;
-    const uint32_t stage_bytes = T::kABytes + T::kBBytes + sfa_bulk_bytes;
     constexpr int kSfaPerLane = kBlockM / 32;
     constexpr int kSfbPerLane = kSfbPerRow ? (kBlockN + 31) / 32 : 1;
     // Offsets (elements) of this lane's SFA rows and SFB rows or blocks from the moving bases;
@@ -557,14 +546,13 @@ struct Producer {
         }
       }
     }
-    // (A bulk copy starts at the tile's first row; the lanes' copies add their rows' offsets.)
-    const float* sfa_k = sfa + static_cast<int64_t>(sf_kb0) * args.sfa_k + (sfa_bulk_bytes != 0 ? sfa_row0 : 0);
+    const float* sfa_k = sfa + static_cast<int64_t>(sf_kb0) * args.sfa_k;
     const float* sfb_k = sfb + static_cast<int64_t>(sf_kb0) * args.sfb_k;
     int kk = k_begin;  // K block within the current group
     DG_TRACE(tracer.begin(k_blocks);)
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, stage_bytes, kb == 0);
+      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
       if (lane == 0) {
         if constexpr (kCast == kCastA) {
           // This CTA's half of the pair's A rows, into both CTAs (the map's box is half a tile).
@@ -590,12 +578,8 @@ struct Producer {
         continue;
       }
       float* sfa_dst = smem_sfa() + stage * kBlockM;
-      if (sfa_bulk_bytes != 0) {
-        if (lane == 0) sm90::bulk_load(sfa_dst, sfa_k, sfa_bulk_bytes, &full()[stage]);
-      } else {
 #pragma unroll
-        for (int j = 0; j < kSfaPerLane; ++j) sm90::cp_async_4(sfa_dst + lane + 32 * j, sfa_k + sfa_off[j], sfa_ok[j]);
-      }
+      for (int j = 0; j < kSfaPerLane; ++j) sm90::cp_async_4(sfa_dst + lane + 32 * j, sfa_k + sfa_off[j], sfa_ok[j]);
       float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
 #pragma unroll
       for (int j = 0; j < kSfbPerLane; ++j) {

@@ -52,10 +52,6 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
-// DG_GEMM_SFA_BULK=1: an item's SFA rows come by one bulk copy per stage rather than 32 lanes'
-// 4-byte cp.async (Note [SFA by bulk copy]), where the layout allows it.  Off until measured.
-inline bool sfa_bulk_chosen() { return env_switch_on("DG_GEMM_SFA_BULK"); }
-
 // DG_GEMM_MASKED_SCHEDULE sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  On unless set to 0 (with idle waves skipped, 4-12% faster, above).
