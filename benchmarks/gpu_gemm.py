@@ -75,20 +75,28 @@ def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor)
     return [statistics.median(t) for t in time_gpu_samples(fns, repeats, flush)]
 
 
-def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[list[float]]:
+def time_gpu_samples(
+    fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor, seed: int = 0
+) -> list[list[float]]:
     """Every round's µs of each fn (sample i of each fn comes from round i), L2 flushed before every
-    call.  Each round starts one place further along the list, so that every fn takes every
-    position in turn: on the H200 the call after torch's cuBLASLt anchor ran up to 12% slower at
-    small shapes than the same call later in the round (an A/A calibration, docs/performance.md,
-    twenty-first session), which a fixed order charged to whichever variant sat there."""
+    call.  Each round takes the calls in an order of its own, drawn from a seeded generator (the
+    same orders every run), so that every fn takes every place and follows every other fn.  Both
+    matter on the H200: the call after torch's cuBLASLt anchor ran up to 12% slower at small shapes
+    than the same call later in the round (docs/performance.md, twenty-first session), and rotating
+    the list, which moves every call through every place, kept each call's predecessor fixed, so the
+    identity variant right after the anchor still read 1-7% slow (twenty-second session)."""
+    import random
+
     for fn in fns:
         for _ in range(3):
             fn()
     times: list[list[float]] = [[] for _ in fns]
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for r in range(repeats):
-        for j in range(len(fns)):
-            i = (j + r) % len(fns)
+    rng = random.Random(seed)
+    for _ in range(repeats):
+        order = list(range(len(fns)))
+        rng.shuffle(order)
+        for i in order:
             flush.zero_()
             start.record()
             fns[i]()

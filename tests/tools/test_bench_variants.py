@@ -208,9 +208,11 @@ def test_grouped_benchmark_times_and_checks_each_variant(bench_path: None, monke
     assert "DG_GEMM_SKIP_IDLE_WAVES" not in os.environ and "DG_SM90_GEMM_CONFIG" not in os.environ
 
 
-def test_timing_rounds_rotate_the_order(bench_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """time_gpu_samples: round r starts r places along the list, so every call takes every place in
-    turn, and sample r of each call comes from round r (the pairs stay pairs)."""
+def test_timing_rounds_shuffle_the_order(bench_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """time_gpu_samples: each round takes every call once, in an order of its own; over the rounds
+    every call takes every place and follows every other call (a fixed predecessor, torch's anchor,
+    biased the call after it); the orders repeat from run to run; sample r of each call comes from
+    round r (the pairs stay pairs)."""
     import gpu_gemm
     import torch
 
@@ -239,9 +241,18 @@ def test_timing_rounds_rotate_the_order(bench_path: None, monkeypatch: pytest.Mo
 
         return run
 
-    fns = [call(i) for i in range(3)]
+    n, rounds = 4, 40
+    fns = [call(i) for i in range(n)]
     flush = torch.empty(4)
-    samples = gpu_gemm.time_gpu_samples(fns, 4, flush)
-    timed = order[3 * 3 :]  # after three warm-up calls each
-    assert timed == [0, 1, 2, 1, 2, 0, 2, 0, 1, 0, 1, 2]
-    assert samples == [[1e3] * 4, [2e3] * 4, [3e3] * 4]
+    samples = gpu_gemm.time_gpu_samples(fns, rounds, flush)
+    timed = order[3 * n :]  # after three warm-up calls each
+    per_round = [timed[r * n : (r + 1) * n] for r in range(rounds)]
+    assert all(sorted(r) == list(range(n)) for r in per_round)
+    assert {(r.index(i), i) for r in per_round for i in range(n)} == {(p, i) for p in range(n) for i in range(n)}
+    followed = {(r[j - 1], r[j]) for r in per_round for j in range(1, n)}
+    assert followed == {(a, b) for a in range(n) for b in range(n) if a != b}
+    assert len({tuple(r) for r in per_round}) > n  # not a rotation of one list
+    assert samples == [[(1.0 + i) * 1e3] * rounds for i in range(n)]
+    order.clear()
+    gpu_gemm.time_gpu_samples(fns, rounds, flush)
+    assert order[3 * n :] == timed  # the same orders again
