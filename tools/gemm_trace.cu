@@ -229,10 +229,10 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
               ghz);
   std::printf("tile %dx%d, %d K blocks per tile: ideal tensor time %.0f cycles per K block, %.0f per tile\n", TRACE_BM,
               TRACE_BN, k_blocks, ideal_per_block, ideal_per_block * k_blocks);
-  std::printf("%-10s %6s %10s %10s %10s %10s %12s %10s\n", "role", "items", "gap", "K loop", "of it wait", "epilogue",
-              "K loop/ideal", "tail us");
+  std::printf("%-10s %6s %10s %10s %10s %10s %10s %12s %10s\n", "role", "items", "gap", "K loop", "of it wait",
+              "early", "epilogue", "K loop/ideal", "tail us");
   for (int role = 0; role < tr::kRoles; ++role) {
-    double gap = 0, main = 0, wait = 0, epi = 0, tail = 0;
+    double gap = 0, main = 0, wait = 0, early = 0, epi = 0, tail = 0;
     long items = 0;
     int busy_ctas = 0;  // CTAs with at least one item of this role
     for (int c = 0; c < ctas; ++c) {
@@ -246,6 +246,7 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
         prev_end_clk = r.start_clk + r.end_clk;
         main += r.main_clk;
         wait += r.wait_clk;
+        early += r.early_wait_clk;
         epi += r.end_clk - r.main_clk;
         cta_last_ns = std::max(cta_last_ns, r.start_ns + r.end_ns);
         ++items;
@@ -255,12 +256,15 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
     if (items == 0) continue;
     const double gaps = std::max<long>(1, items - busy_ctas);
     const char* name = role == tr::kProducerRole ? "producer" : (role == 0 ? "math wg 0" : "math wg 1");
-    std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps, main / items,
-                wait / items, epi / items, main / items / (ideal_per_block * k_blocks), tail / busy_ctas);
+    std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps,
+                main / items, wait / items, early / items, epi / items, main / items / (ideal_per_block * k_blocks),
+                tail / busy_ctas);
   }
   std::printf(
       "(cycles per item; gap: from an item's end to the next one's first full stage, the first item left "
-      "out; tail: mean over the CTAs with items of the time from their last item's end to the last end)\n");
+      "out; early: of the waits, those for the item's K blocks 1 .. stages - 1, which a producer running a "
+      "whole pipeline ahead would have filled (waits spread over the rest point at the copies' rate); tail: "
+      "mean over the CTAs with items of the time from their last item's end to the last end)\n");
 }
 #endif
 
@@ -271,7 +275,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--selftest") {
     // The report on made-up records (no GPU): 3 CTAs, the last without items, 3 items per role in the
     // others, 1000-cycle K loops, 200-cycle epilogues, 100-cycle gaps, 1 GHz; expected: gap 100,
-    // K loop 1000, wait 50, epilogue 200, tail 500 us.
+    // K loop 1000, wait 50, early 20, epilogue 200, tail 500 us.
     const int ctas = 3;
     std::vector<tr::Record> records(static_cast<size_t>(ctas) * tr::kRoles * tr::kMaxItems);
     std::vector<int> counts(static_cast<size_t>(ctas) * tr::kRoles, 3);
@@ -281,7 +285,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 3; ++i) {
           const unsigned long long t = 1000000ull * c + 1300ull * i;
           records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i] =
-              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 0};
+              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20};
         }
       }
     }

@@ -1169,7 +1169,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (kb > 0) {
           DG_TRACE(tracer.wait_begin();)
           p::mbar_wait(&full[stage], phase);
-          DG_TRACE(tracer.wait_end();)
+          DG_TRACE(tracer.wait_end(kb < kStages);)
         }
         // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
         const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16);
@@ -1245,7 +1245,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         const BlockScales sc0 = scales_of(st0);
         advance();
         p::mbar_wait(&full[stage], phase);
-        DG_TRACE(tracer.wait_end();)
+        DG_TRACE(tracer.wait_end(kb_single + 1 < kStages);)
         const int st1 = stage;
         const BlockScales sc1 = scales_of(st1);
         advance();
@@ -1266,7 +1266,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (kb > 0) {
           DG_TRACE(tracer.wait_begin();)
           p::mbar_wait(&full[stage], phase);
-          DG_TRACE(tracer.wait_end();)
+          DG_TRACE(tracer.wait_end(kb < kStages);)
         }
         const float* sfa_s = smem_sfa + stage * kBlockM;
         const float* sfb_s = smem_sfb + stage * T::kSfbFloats;

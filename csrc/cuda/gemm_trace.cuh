@@ -28,7 +28,8 @@ struct Record {
   uint32_t end_ns;  // from start_ns
   uint32_t wait_clk;
   uint32_t k_blocks;
-  uint32_t pad;
+  uint32_t early_wait_clk;  // of wait_clk, the waits for the item's first stages (those a producer
+                            // running ahead would already have filled: K blocks 1 .. stages - 1)
 };
 
 // Set by the harness (cudaMemcpyToSymbol): records[(cta * kRoles + role) * kMaxItems + i] and
@@ -47,17 +48,23 @@ struct Tracer {
   int role;
   int count = 0;
   unsigned long long start_clk = 0, start_ns = 0, wait_from = 0;
-  uint32_t main_clk = 0, wait_clk = 0, k_blocks = 0;
+  uint32_t main_clk = 0, wait_clk = 0, k_blocks = 0, early_wait_clk = 0;
 
   __device__ __forceinline__ void begin(int blocks) {
     start_clk = clock64();
     start_ns = global_ns();
     main_clk = 0;
     wait_clk = 0;
+    early_wait_clk = 0;
     k_blocks = static_cast<uint32_t>(blocks);
   }
   __device__ __forceinline__ void wait_begin() { wait_from = clock64(); }
-  __device__ __forceinline__ void wait_end() { wait_clk += static_cast<uint32_t>(clock64() - wait_from); }
+  // `early`: the wait was for one of the item's first stages (Record::early_wait_clk).
+  __device__ __forceinline__ void wait_end(bool early = false) {
+    const uint32_t waited = static_cast<uint32_t>(clock64() - wait_from);
+    wait_clk += waited;
+    if (early) early_wait_clk += waited;
+  }
   __device__ __forceinline__ void main_done() { main_clk = static_cast<uint32_t>(clock64() - start_clk); }
   __device__ __forceinline__ void end(bool writer) {
     if (writer && count < kMaxItems) {
@@ -70,7 +77,7 @@ struct Tracer {
                  static_cast<uint32_t>(now_ns - start_ns),
                  wait_clk,
                  k_blocks,
-                 0};
+                 early_wait_clk};
     }
     ++count;
   }
