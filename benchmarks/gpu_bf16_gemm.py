@@ -39,8 +39,8 @@ def main() -> None:
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--tiles", default=None, help="BMxBN[sS],...: forced native tiles timed next to the pick")
     args = parser.parse_args()
-    tiles = args.tiles.split(",") if args.tiles else []
     tile_variants = variants_from_args(None, args.tiles)
+    tiles = [v.name for v in tile_variants]
     torch.manual_seed(0)
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     path = "native" if os.environ.get("DG_BF16_GEMM_NATIVE") == "1" else "cuBLAS"

@@ -9,7 +9,8 @@ instructions, more shared-memory traffic).  This benchmark separates the two.
 Per shape, each implementation (this package, torch's blockwise `_scaled_mm` where it serves the
 recipe, and `--other MODULE`, e.g. upstream built under another name) runs bursts of back-to-back
 calls on fresh random inputs (rotating over `--sets` input sets, so that L2 does not hold the
-operands from one call to the next), in turn, `--rounds` times.  Each burst is timed with CUDA
+operands from one call to the next), in turn, `--rounds` times, each round in an order of its own
+(gpu_gemm.round_orders).  Each burst is timed with CUDA
 events; meanwhile `nvidia-smi` streams the SM clock, the power draw and the active clock-event
 reasons every 20 ms, and each sample is assigned to the burst it fell in (the first 150 ms of a
 burst are left out: the clock settles).  Every implementation's result is first checked against a
@@ -35,7 +36,7 @@ import time
 from collections.abc import Callable
 
 import torch
-from gpu_gemm import WEIGHTS, Case
+from gpu_gemm import WEIGHTS, Case, round_orders
 
 import deep_gemm
 from deep_gemm.testing import calc_diff
@@ -161,11 +162,10 @@ def main() -> None:
         del ref
         per: dict[str, list[tuple[float, list[tuple[float, float, float, int]]]]] = {name: [] for name in impls}
         names = list(impls)
-        for r in range(args.rounds):
-            for j in range(len(names)):
-                name = names[(j + r) % len(names)]  # each implementation takes each place in turn
-                us, t0, t1, _ = burst(impls[name], args.seconds)
-                per[name].append((us, sampler.between(t0 + args.settle, t1)))
+        for order in round_orders(len(names), args.rounds):  # each in every place, after every other
+            for i in order:
+                us, t0, t1, _ = burst(impls[names[i]], args.seconds)
+                per[names[i]].append((us, sampler.between(t0 + args.settle, t1)))
         summary: dict[str, tuple[float, float]] = {}
         for name in names:
             us = statistics.median(u for u, _ in per[name])

@@ -31,6 +31,7 @@ import argparse
 import importlib
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -75,27 +76,32 @@ def time_gpu(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor)
     return [statistics.median(t) for t in time_gpu_samples(fns, repeats, flush)]
 
 
-def time_gpu_samples(
-    fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor, seed: int = 0
-) -> list[list[float]]:
-    """Every round's µs of each fn (sample i of each fn comes from round i), L2 flushed before every
-    call.  Each round takes the calls in an order of its own, drawn from a seeded generator (the
-    same orders every run), so that every fn takes every place and follows every other fn.  Both
-    matter on the H200: the call after torch's cuBLASLt anchor ran up to 12% slower at small shapes
-    than the same call later in the round (docs/performance.md, twenty-first session), and rotating
-    the list, which moves every call through every place, kept each call's predecessor fixed, so the
-    identity variant right after the anchor still read 1-7% slow (twenty-second session)."""
-    import random
+def round_orders(n: int, rounds: int, seed: int = 0) -> list[list[int]]:
+    """The order of n calls in each of `rounds` rounds: a permutation per round from a seeded
+    generator (the same orders every run), so that over the rounds every call takes every place and
+    follows every other call.  Both matter on the H200: the call after torch's cuBLASLt anchor ran
+    up to 12% slower at small shapes than the same call later in the round (docs/performance.md,
+    twenty-first session), and rotating one list, which moves every call through every place, kept
+    each call's predecessor fixed, so the identity variant right after the anchor still read 1-7%
+    slow (twenty-second session)."""
+    rng = random.Random(seed)
+    orders = []
+    for _ in range(rounds):
+        order = list(range(n))
+        rng.shuffle(order)
+        orders.append(order)
+    return orders
 
+
+def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[list[float]]:
+    """Every round's µs of each fn (sample i of each fn comes from round i), L2 flushed before every
+    call, the calls of each round in the order round_orders gives."""
     for fn in fns:
         for _ in range(3):
             fn()
     times: list[list[float]] = [[] for _ in fns]
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    rng = random.Random(seed)
-    for _ in range(repeats):
-        order = list(range(len(fns)))
-        rng.shuffle(order)
+    for order in round_orders(len(fns), repeats):
         for i in order:
             flush.zero_()
             start.record()
