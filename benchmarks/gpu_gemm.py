@@ -93,9 +93,24 @@ def round_orders(n: int, rounds: int, seed: int = 0) -> list[list[int]]:
     return orders
 
 
+# GPU cycles of a spin queued after each flush and before each timed call's start event (0: none;
+# --head-start-cycles).  The flush (a 256 MB write, some 60 µs) already keeps the GPU busy while the
+# host does a call's work; a spin longer than any call's host work makes sure of it, so that the
+# event interval holds the call's kernels alone whatever its host path costs (ours, an identity
+# variant's extra switch handling, the other package's).
+HEAD_START = {"cycles": 0}
+
+
+def set_head_start(cycles: int) -> None:
+    if cycles < 0:
+        raise ValueError(f"--head-start-cycles must be >= 0, got {cycles}")
+    HEAD_START["cycles"] = cycles
+
+
 def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch.Tensor) -> list[list[float]]:
     """Every round's µs of each fn (sample i of each fn comes from round i), L2 flushed before every
-    call, the calls of each round in the order round_orders gives."""
+    call (then the head-start spin, when set), the calls of each round in the order round_orders
+    gives."""
     for fn in fns:
         for _ in range(3):
             fn()
@@ -104,6 +119,8 @@ def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch
     for order in round_orders(len(fns), repeats):
         for i in order:
             flush.zero_()
+            if HEAD_START["cycles"]:
+                torch.cuda._sleep(HEAD_START["cycles"])
             start.record()
             fns[i]()
             end.record()
@@ -204,7 +221,9 @@ def main() -> None:
         help="NAME:KEY=VALUE[,...]: per-launch switches timed interleaved with the pick (benchmarks/variants.py)",
     )
     parser.add_argument("--shapes", default=None, help="MxNxK,...: only these problems")
+    parser.add_argument("--head-start-cycles", type=int, default=0, help="GPU spin before each timed call")
     args = parser.parse_args()
+    set_head_start(args.head_start_cycles)
     variants = variants_from_args(args.variant, args.tiles)
     per_variant: dict[str, list[Paired]] = {v.name: [] for v in variants}
     torch.manual_seed(0)

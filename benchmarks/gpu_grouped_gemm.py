@@ -38,7 +38,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 import torch
-from gpu_gemm import emit, environment, time_gpu_samples, time_host
+from gpu_gemm import emit, environment, set_head_start, time_gpu_samples, time_host
 from variants import Paired, Variant, paired, summary, under, variants_from_args
 
 import deep_gemm
@@ -423,7 +423,9 @@ def main() -> None:
         help="NAME:KEY=VALUE[,...]: per-launch switches timed interleaved with the pick (benchmarks/variants.py)",
     )
     parser.add_argument("--other", default=None, help="a second DeepGEMM-compatible module to time side by side")
+    parser.add_argument("--head-start-cycles", type=int, default=0, help="GPU spin before each timed call")
     args = parser.parse_args()
+    set_head_start(args.head_start_cycles)
     VARIANTS.extend(variants_from_args(args.variant, args.tiles))
     OTHER.extend([importlib.import_module(args.other)] if args.other else [])
     random.seed(0)

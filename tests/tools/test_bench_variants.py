@@ -256,3 +256,53 @@ def test_timing_rounds_shuffle_the_order(bench_path: None, monkeypatch: pytest.M
     order.clear()
     gpu_gemm.time_gpu_samples(fns, rounds, flush)
     assert order[3 * n :] == timed  # the same orders again
+
+
+def test_head_start_spin_comes_between_flush_and_start(bench_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--head-start-cycles: every timed call (warm-up calls excepted) is preceded by the flush, then the
+    GPU spin of the given cycles, then its start event; without it, by the flush and the start event
+    alone; a negative count is refused."""
+    import gpu_gemm
+    import torch
+
+    log: list[str] = []
+
+    class LoggingEvent:
+        def __init__(self, enable_timing: bool = False) -> None:
+            self.name = "start" if not any(isinstance(e, LoggingEvent) for e in made) else "end"
+            made.append(self)
+
+        def record(self) -> None:
+            log.append(self.name)
+
+        def synchronize(self) -> None:
+            pass
+
+        def elapsed_time(self, other: LoggingEvent) -> float:
+            return 1.0
+
+    class LoggingFlush:
+        def zero_(self) -> None:
+            log.append("flush")
+
+    made: list[LoggingEvent] = []
+    monkeypatch.setattr(torch.cuda, "Event", LoggingEvent)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append(f"spin {cycles}"), raising=False)
+    monkeypatch.setitem(gpu_gemm.HEAD_START, "cycles", 0)
+    fns = [lambda i=i: log.append(f"call {i}") for i in range(2)]
+
+    def timed_calls(rounds: int) -> list[list[str]]:
+        log.clear()
+        made.clear()
+        gpu_gemm.time_gpu_samples(fns, rounds, LoggingFlush())  # type: ignore[arg-type]
+        timed = log[6:]  # three warm-up calls each, untimed
+        per_call = len(timed) // (2 * rounds)
+        return [timed[j : j + per_call] for j in range(0, len(timed), per_call)]
+
+    for seq in timed_calls(3):
+        assert seq[0] == "flush" and seq[1] == "start" and seq[2].startswith("call ") and seq[3] == "end", seq
+    gpu_gemm.set_head_start(200_000)
+    for seq in timed_calls(3):
+        assert seq[:3] == ["flush", "spin 200000", "start"] and seq[3].startswith("call ") and seq[4] == "end", seq
+    with pytest.raises(ValueError, match="--head-start-cycles must be >= 0"):
+        gpu_gemm.set_head_start(-1)
