@@ -348,9 +348,10 @@ int main(int argc, char** argv) {
   }
   const double error = worst_relative_error(o);
   std::printf(
-      "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs%s: median %.1f us over %d launches (L2 flushed); worst "
-      "relative error of 32 outputs against float64 %.2e\n",
+      "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs, bands of %d%s: median %.1f us over %d launches (L2 "
+      "flushed); worst relative error of 32 outputs against float64 %.2e\n",
       masked ? "masked " : "", groups, masked ? expected_m : m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
+      cfg.swizzle,
 #ifdef DG_GEMM_TRACE
       " (traced)",
 #else
