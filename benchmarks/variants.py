@@ -37,6 +37,7 @@ PER_CALL_SWITCHES = (
     "DG_GEMM_STAGGER_CYCLES",
     "DG_GEMM_MASKED_SCHEDULE",
     "DG_GEMM_K_GROUPED_SCHEDULE",
+    "DG_GEMM_SWIZZLE",
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")

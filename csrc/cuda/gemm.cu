@@ -268,7 +268,7 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   cfg.block_m = c.block_m;
   cfg.block_n = c.block_n;
   cfg.stages = c.stages();
-  cfg.swizzle = 8;
+  cfg.swizzle = gemm_swizzle();
   cfg.split = c.split;
   cfg.cast = c.cast;
   // Masked problems size their schedule on the device: every SM gets a producer.
@@ -373,12 +373,13 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   const GemmConfig cfg = config_of(p, *c);
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
     std::fprintf(stderr,
-                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d%s split=%d stages=%d ctas=%d\n",
+                 "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d%s split=%d stages=%d ctas=%d "
+                 "bands=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
                  cfg.cast == 1   ? "ma"
                  : cfg.cast == 2 ? "mb"
                                  : "",
-                 cfg.split, cfg.stages, cfg.num_ctas);
+                 cfg.split, cfg.stages, cfg.num_ctas, cfg.swizzle);
   }
   return c->launch(p, cfg, stream);
 }

@@ -52,6 +52,16 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
+// DG_GEMM_SWIZZLE=N (1 to 64): the tile order's bands are N tiles wide (along N; Note [FP8 GEMM
+// kernel design]) instead of 8, for every problem whose schedule walks bands (a multicast pair's
+// units: N / 2).  A measuring switch: the kernels take the width at run time, so one process can
+// time several.  Unset or out of range: 8.
+inline int gemm_swizzle() {
+  const char* env = std::getenv("DG_GEMM_SWIZZLE");
+  const int n = env == nullptr ? 0 : std::atoi(env);
+  return n >= 1 && n <= 64 ? n : 8;
+}
+
 // DG_GEMM_MASKED_SCHEDULE sends masked FP8 problems (128x128 SFB blocks) to the kernel whose
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  On unless set to 0 (with idle waves skipped, 4-12% faster, above).

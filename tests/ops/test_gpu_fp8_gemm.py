@@ -267,6 +267,24 @@ def test_staggered_warpgroups_keep_the_bits(
     assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
 
+@pytest.mark.parametrize("tile", ["64x128", "128x192", "256x128"])
+def test_band_width_keeps_the_bits(tile: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+    """DG_GEMM_SWIZZLE (the tile order's band width, read on every launch) changes which CTA takes
+    which tile, never an element's sums: forced dense tiles, a grid of 13 x 11 tiles with partial last
+    ones, the same bits at widths 8, 1, 3, 16 and 64; a width outside 1..64 falls back to 8."""
+    bm, bn = (int(v) for v in tile.split("x"))
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    m, n, k = 13 * bm - 40, 11 * bn - 24, 640
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    widths = ("8", "1", "3", "16", "64", "0", "65")
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_SWIZZLE", widths, ops, None, ref)
+    err = capfd.readouterr().err
+    assert f"-> {tile} " in err  # the forced tile ran
+    printed = [line.rsplit("bands=", 1)[1].strip() for line in err.splitlines() if "bands=" in line]
+    assert printed[-len(widths) :] == ["8", "1", "3", "16", "64", "8", "8"]
+
+
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 
