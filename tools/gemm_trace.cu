@@ -16,7 +16,7 @@
 //   build/gemm_trace_256x128 4096 4096 7168 [launches]
 //   build/gemm_trace_256x128 masked 32 4096 192 4096 2048 [launches]   (groups, max_m, expected_m, n, k)
 //   build/gemm_trace_256x128 --selftest       (the report on made-up records; no GPU needed)
-//   TRACE_SWIZZLE=16 build/gemm_trace_256x128 4096 4096 7168   (bands of 16 N tiles, not 8)
+//   DG_GEMM_SWIZZLE=16 build/gemm_trace_256x128 4096 4096 7168   (bands of 16 N tiles, not 8)
 // benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
 
 #include <cuda_bf16.h>
@@ -155,11 +155,7 @@ GemmConfig config_of(const GemmProblem& p) {
   cfg.block_m = TRACE_BM;
   cfg.block_n = TRACE_BN;
   cfg.stages = TraceShape::stages();
-  cfg.swizzle = 8;
-  // TRACE_SWIZZLE: another band width (N tiles per band) than the heuristic's 8, to time the tile order.
-  if (const char* swizzle = std::getenv("TRACE_SWIZZLE"); swizzle != nullptr && std::atoi(swizzle) > 0) {
-    cfg.swizzle = std::atoi(swizzle);
-  }
+  cfg.swizzle = deep_gemm::cuda::gemm_swizzle();  // DG_GEMM_SWIZZLE, as the extension reads it
   const int64_t tiles = static_cast<int64_t>((p.m + TRACE_BM - 1) / TRACE_BM) * ((p.n + TRACE_BN - 1) / TRACE_BN);
   cfg.num_ctas = p.layout == GemmLayout::kMasked
                      ? p.num_sms
