@@ -7,8 +7,9 @@
 # warpgroup started late (DG_GEMM_STAGGER_CYCLES, Note [staggered warpgroups]),
 # and the masked problem furthest behind upstream (32 groups of about 192 rows, n 4096, k 2048:
 # the pick 256x128 and 128x128, on the general kernel and on the masked one).  No torch, no
-# extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.  First, the consumers' K loop
-# in isolation (tools/wgmma_probe.cu, Note [wgmma probe]).
+# extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.  First, the stage copies in
+# isolation (tools/tma_probe.cu, Note [TMA probe]), then the consumers' K loop in isolation
+# (tools/wgmma_probe.cu, Note [wgmma probe]).
 # Usage (GPU machine, repo root): bash benchmarks/h200_trace.sh
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
@@ -27,8 +28,11 @@ for tile in 256x128 128x192 128x176 128x128; do
 done
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Icsrc -I"$CUTLASS" \
   tools/wgmma_probe.cu -o build/trace/wgmma_probe > build/trace/wgmma_probe.log 2>&1 &
+nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DDG_WITH_CUDA \
+  -DDG_WITH_SM90_KERNELS -Icsrc -I"$CUTLASS" tools/tma_probe.cu -o build/trace/tma_probe > build/trace/tma_probe.log 2>&1 &
 wait
-echo "trace harness and wgmma probe built in $(( $(date +%s) - start )) s"
+echo "trace harness and probes built in $(( $(date +%s) - start )) s"
+bash "$(dirname "$0")/h200_tma_probe.sh" build/trace/tma_probe 2>&1 | tee "$OUT/tma_probe.log"
 # The consumers' K loop alone (tools/wgmma_probe.cu): each structure checked against a float64
 # tile first, then timed with as many stages as fit, with three (the 256x128 kernel's count), and
 # with the second warpgroup started 300 cycles late.

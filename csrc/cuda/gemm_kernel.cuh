@@ -326,8 +326,10 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
                : "memory");
 }
 
-// Unit r of a grid of m_blocks x n_blocks units, in bands of `swizzle` N units.
-__device__ __forceinline__ void band_unit(int swizzle, int m_blocks, int n_blocks, int r, int& m_blk, int& n_blk) {
+// Unit r of a grid of m_blocks x n_blocks units, in bands of `swizzle` N units.  (Also on the
+// host: tools/tma_probe.cu replays the order to check what each CTA loaded.)
+__host__ __device__ __forceinline__ void band_unit(int swizzle, int m_blocks, int n_blocks, int r, int& m_blk,
+                                                   int& n_blk) {
   const int band = swizzle * m_blocks;
   const int group = r / band;
   const int rest = r - group * band;
