@@ -17,6 +17,12 @@ probe=${1:-build/trace/tma_probe}
 "$probe" 4096 4096 7168 --tile 256x128 --mode single,half,lead --ctas 132,66,33 --hold 0,ideal
 "$probe" 4096 32768 512 --tile 128x192,256x128 --mode single,half,lead --hold 0,ideal
 "$probe" 4096 2112 7168 --tile 128x176 --mode single,half,lead --hold 0,ideal
+# With the epilogue's stores (a bf16 tile per tile, through a buffer as the kernel's), at the ideal
+# rate and at the kernel's measured K-loop rate (about 1.2 x the ideal): the whole kernel's memory
+# traffic with the arithmetic left out.  At k = 512 the output (268 MB) outweighs the operands.
+"$probe" 4096 32768 512 --tile 128x192,256x128 --mode single,lead --hold ideal,ideal*1.2 --store 1
+"$probe" 4096 24576 1536 --tile 128x192,256x128 --mode single,lead --hold ideal,ideal*1.2 --store 1
+"$probe" 4096 4096 7168 --tile 256x128 --mode single,half,lead --hold ideal,ideal*1.2 --store 1
 # Smaller boxes (more copies in flight per stage) and the stage count, at the ideal hold.
 "$probe" 4096 4096 7168 --tile 256x128 --mode single,lead --box 64,128,256 --hold ideal
 "$probe" 4096 4096 7168 --tile 256x128 --mode single,lead --stages 2,3,4 --hold ideal

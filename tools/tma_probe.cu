@@ -22,7 +22,11 @@
 // the K block, BLOCK_M x BLOCK_N x 128 / 4096 cycles), which makes it a consumer that computes at
 // the ideal rate; its waits on full barriers are then the stage waits such a kernel would see.
 // --ctas runs fewer CTAs than SMs: if the per-SM rate rises as fewer SMs load, the limit is
-// aggregate.  --box splits each load into boxes of fewer rows.
+// aggregate.  --box splits each load into boxes of fewer rows.  --store 1 adds the epilogue's
+// traffic: after each tile's last K block the consumer stores a bf16 tile (BLOCK_M x BLOCK_N, from a
+// shared-memory buffer of that size, as the kernel's TMA epilogue does, after the previous tile's
+// store has read it), so that short-K shapes, whose output outweighs their operands, load against
+// the stores as the kernel does.  --hold takes cycles, `ideal`, or `ideal*F` (F times the ideal).
 //
 // Reported per configuration (median over launches with L2 flushed before each, and over CTAs):
 // bytes delivered into each SM's shared memory per SM cycle, the consumer's share of time waiting
@@ -36,7 +40,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
 //     -DDG_WITH_CUDA -DDG_WITH_SM90_KERNELS -Icsrc -I$CUTLASS tools/tma_probe.cu -o build/tma_probe
 //   build/tma_probe [M N K] [--tile 256x128] [--mode single,half,lead] [--ctas 132,66] [--hold 0,ideal]
-//                   [--box ROWS] [--stages S] [--swizzle W] [--launches L] [--check]
+//                   [--box ROWS] [--stages S] [--store 0,1] [--swizzle W] [--launches L] [--check]
 //   build/tma_probe --selftest     (the host side: tile orders and expected sums; no GPU needed)
 // Every option takes a comma list; each combination prints one line.  benchmarks/h200_trace.sh
 // runs it.
@@ -51,6 +55,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/gemm_instantiate.cuh"
@@ -78,6 +83,9 @@ struct Plan {
   int stages, stage_bytes;
   int hold;  // cycles the consumer holds each stage
   int check;
+  int store;  // the consumer stores a bf16 tile after each tile's last K block
+  int out_offset;  // the output buffer's offset (after the stages), BLOCK_M x BLOCK_N bf16
+  int out_rows, out_cols;  // the output map's box
 };
 
 // The units a grid walks (tiles, or pairs of N tiles) and CTA `rank`'s tile in unit r: the
@@ -145,10 +153,10 @@ __device__ unsigned long long weighted_rows(const uint8_t* base, int rows, int l
 // Warp 0's lane 0 produces, warp 1 consumes.
 __global__ void __launch_bounds__(64, 1)
     tma_probe_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                     const Plan pl, CtaRecord* out) {
+                     const __grid_constant__ CUtensorMap map_d, const Plan pl, CtaRecord* out) {
   extern __shared__ uint8_t raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) / 1024 * 1024);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + pl.stages * pl.stage_bytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + pl.out_offset + (pl.store ? pl.bm * pl.bn * 2 : 0));
   uint64_t* empty = full + pl.stages;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const bool pair = pl.cluster == 2;
@@ -216,6 +224,7 @@ __global__ void __launch_bounds__(64, 1)
     int stage = 0;
     uint32_t phase = 0;
     const long long start = clock64();
+    bool stores_pending = false;
     for (int r = first_unit; r < units; r += unit_step) {
       for (int kb = 0; kb < pl.k_blocks; ++kb) {
         const long long t = clock64();
@@ -243,7 +252,21 @@ __global__ void __launch_bounds__(64, 1)
         ++consumed;
         if (++stage == pl.stages) stage = 0, phase ^= 1;
       }
+      if (pl.store && lane == 0) {  // the tile's output, as the kernel's TMA epilogue writes it
+        int m_blk = 0, n_blk = 0;
+        tile_of(pl, r, rank, m_blk, n_blk);
+        if (stores_pending) p::tma_store_wait_read();  // the buffer is free again
+        const uint8_t* box = smem + pl.out_offset;  // boxes of out_rows x out_cols, 2 or 4 KiB each
+        for (int row = 0; row < pl.bm; row += pl.out_rows) {
+          for (int col = 0; col < pl.bn; col += pl.out_cols, box += pl.out_rows * pl.out_cols * 2) {
+            g::tma_store_3d(&map_d, box, n_blk * pl.bn + col, m_blk * pl.bm + row, 0);
+          }
+        }
+        p::tma_store_commit();
+        stores_pending = true;
+      }
     }
+    if (stores_pending && lane == 0) p::tma_store_wait_all();
     const long long end = clock64();
     if (lane == 0) {
       CtaRecord& rec = out[blockIdx.x];
@@ -308,6 +331,37 @@ std::vector<std::string> split(const std::string& s) {
   return parts;
 }
 
+// Every combination of the lists' values, the last list varying fastest.
+std::vector<std::vector<std::string>> product(const std::vector<std::vector<std::string>>& lists) {
+  std::vector<std::vector<std::string>> combos{{}};
+  for (const auto& list : lists) {
+    std::vector<std::vector<std::string>> longer;
+    for (const auto& combo : combos) {
+      for (const auto& value : list) {
+        longer.push_back(combo);
+        longer.back().push_back(value);
+      }
+    }
+    combos = std::move(longer);
+  }
+  return combos;
+}
+
+// --hold's value: cycles, `ideal` (the tensor cores' time per K block of the tile, BLOCK_M x BLOCK_N
+// x 128 / 4096 cycles) or `ideal*F`.
+int hold_cycles(const std::string& s, int bm, int bn) {
+  const double ideal = static_cast<double>(bm) * bn * kRowBytes / 4096.0;
+  if (s == "ideal") return static_cast<int>(ideal);
+  if (s.rfind("ideal*", 0) == 0) {
+    const double factor = std::atof(s.c_str() + 6);
+    if (factor > 0.0) return static_cast<int>(ideal * factor);
+  } else if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos) {
+    return std::atoi(s.c_str());
+  }
+  std::fprintf(stderr, "tma_probe: --hold wants cycles, ideal or ideal*F, got %s\n", s.c_str());
+  std::exit(2);
+}
+
 int parse_mode(const std::string& s) {
   for (int i = 0; i < 3; ++i) {
     if (s == kModeNames[i]) return i;
@@ -325,7 +379,7 @@ int kernel_stages(int bm, int bn) {
 
 // A plan, or an empty string's reason why the combination cannot run.
 std::string make_plan(Plan& pl, int m, int n, int k, int bm, int bn, int mode, int swizzle, int box, int stages,
-                      int hold, bool check) {
+                      int hold, bool check, bool store) {
   pl = Plan{};
   pl.m = m, pl.n = n, pl.k = k;
   pl.k_blocks = (k + kRowBytes - 1) / kRowBytes;
@@ -339,15 +393,22 @@ std::string make_plan(Plan& pl, int m, int n, int k, int bm, int bn, int mode, i
   pl.box_b = std::min({box > 0 ? box : 256, bn, 256});
   pl.stage_bytes = ((bm + bn) * kRowBytes + 1023) / 1024 * 1024;
   pl.stages = stages > 0 ? stages : kernel_stages(bm, bn);
-  pl.hold = hold < 0 ? bm * bn * kRowBytes / 4096 : hold;
+  pl.hold = hold;
   pl.check = check ? 1 : 0;
+  pl.store = store ? 1 : 0;
+  pl.out_offset = pl.stages * pl.stage_bytes;
+  pl.out_rows = std::min(bm, 64);
+  pl.out_cols = bn % 32 == 0 ? 32 : 16;  // the kernel's bf16 boxes
   if (bm % 16 != 0 || bn % 16 != 0 || bm < 16 || bn < 16) return "tile sides must be multiples of 16";
   if (mode == kHalf && bm % 32 != 0) return "half: BLOCK_M must split into two halves of whole 16-row groups";
   if (a_rows % pl.box_a != 0 || bn % pl.box_b != 0 || pl.box_a % 8 != 0 || pl.box_b % 8 != 0) {
     return "box rows must be multiples of 8 (whole swizzle atoms) dividing the rows each CTA loads";
   }
   if (swizzle < 1) return "swizzle must be at least 1";
-  if (pl.stages < 1 || 1024 + pl.stages * (pl.stage_bytes + 16) > kSmemLimit) return "stages do not fit";
+  if (store && bm % 64 != 0) return "--store: BLOCK_M a multiple of 64 (the kernel's 64-row slabs)";
+  if (pl.stages < 1 || 1024 + pl.stages * (pl.stage_bytes + 16) + (store ? bm * bn * 2 : 0) > kSmemLimit) {
+    return "stages do not fit";
+  }
   return "";
 }
 
@@ -361,7 +422,7 @@ int selftest() {
       for (const int swizzle : {1, 3, 8, 16}) {
         Plan pl;
         const std::string why =
-            make_plan(pl, 5 * 256 + 17, n_blocks * 128, 1000, 256, 128, mode, swizzle, 0, 0, 0, true);
+            make_plan(pl, 5 * 256 + 17, n_blocks * 128, 1000, 256, 128, mode, swizzle, 0, 0, 0, true, false);
         if (!why.empty()) {
           std::printf("selftest: plan refused: %s\n", why.c_str());
           ++failures;
@@ -401,7 +462,7 @@ int selftest() {
   const auto rows_a = block_row_sums(a, m, k), rows_b = block_row_sums(b, n, k);
   for (const int mode : {kSingle, kHalf, kLead}) {
     Plan pl;
-    if (!make_plan(pl, m, n, k, 32, 32, mode, 2, 0, 2, 0, true).empty()) {
+    if (!make_plan(pl, m, n, k, 32, 32, mode, 2, 0, 2, 0, true, false).empty()) {
       ++failures;
       continue;
     }
@@ -432,6 +493,11 @@ int selftest() {
       failures += sa != want_a || sb != want_b || stages != want_stages || (want_stages > 0 && want_a == 0);
     }
   }
+  // The option lists' combinations and --hold's spellings.
+  const auto combos = product({{"a", "b"}, {"1"}, {"x", "y", "z"}});
+  failures += combos.size() != 6 || combos[1] != std::vector<std::string>{"a", "1", "y"} || combos[5][0] != "b";
+  failures += hold_cycles("ideal", 256, 128) != 1024 || hold_cycles("ideal*1.5", 128, 192) != 1152 ||
+              hold_cycles("700", 256, 128) != 700 || hold_cycles("0", 64, 64) != 0;
   std::printf("selftest: %s (%d failures)\n", failures == 0 ? "passed" : "FAILED", failures);
   return failures == 0 ? 0 : 1;
 }
@@ -444,6 +510,7 @@ double median_of(std::vector<double> v) {
 struct Matrices {
   int m, n, k;
   uint8_t *a = nullptr, *b = nullptr;
+  uint16_t* d = nullptr;  // bf16 [m, n], written by --store (its values are not read)
   std::vector<uint32_t> rows_a, rows_b;
 };
 
@@ -459,6 +526,7 @@ Matrices make_matrices(int m, int n, int k) {
   CHECK(cudaMalloc(&x.b, b.size()));
   CHECK(cudaMemcpy(x.a, a.data(), a.size(), cudaMemcpyHostToDevice));
   CHECK(cudaMemcpy(x.b, b.data(), b.size(), cudaMemcpyHostToDevice));
+  CHECK(cudaMalloc(&x.d, static_cast<size_t>(m) * n * 2));
   return x;
 }
 
@@ -466,11 +534,14 @@ Matrices make_matrices(int m, int n, int k) {
 // finds a CTA whose sums or stage count differ from the replay.
 bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* flush, size_t flush_bytes,
               cudaStream_t stream) {
-  CUtensorMap map_a{}, map_b{};
+  CUtensorMap map_a{}, map_b{}, map_d{};
   const auto u8 = CU_TENSOR_MAP_DATA_TYPE_UINT8;
   const auto sw = CU_TENSOR_MAP_SWIZZLE_128B;
   if (!g::make_map_3d(&map_a, u8, 1, x.a, x.k, x.m, 1, x.k, static_cast<int64_t>(x.m) * x.k, kRowBytes, pl.box_a, sw) ||
-      !g::make_map_3d(&map_b, u8, 1, x.b, x.k, x.n, 1, x.k, static_cast<int64_t>(x.n) * x.k, kRowBytes, pl.box_b, sw)) {
+      !g::make_map_3d(&map_b, u8, 1, x.b, x.k, x.n, 1, x.k, static_cast<int64_t>(x.n) * x.k, kRowBytes, pl.box_b, sw) ||
+      !g::make_map_3d(&map_d, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, x.d, x.n, x.m, 1, x.n, static_cast<int64_t>(x.m) * x.n,
+                      pl.out_cols, pl.out_rows,
+                      pl.out_cols == 32 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_32B)) {
     std::fprintf(stderr, "tma_probe: tensor map encoding failed\n");
     std::exit(1);
   }
@@ -508,7 +579,7 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
     CHECK(cudaMemsetAsync(records, 0, sizeof(CtaRecord) * grid, stream));
     CHECK(cudaMemsetAsync(flush, i & 0xFF, flush_bytes, stream));
     CHECK(cudaEventRecord(start, stream));
-    CHECK(cudaLaunchKernelEx(&launch, tma_probe_kernel, map_a, map_b, pl, records));
+    CHECK(cudaLaunchKernelEx(&launch, tma_probe_kernel, map_a, map_b, map_d, pl, records));
     CHECK(cudaEventRecord(end, stream));
     CHECK(cudaEventSynchronize(end));
     float ms = 0.0f;
@@ -546,14 +617,16 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
   const double stages_total = static_cast<double>(units_of(pl)) * pl.cluster * pl.k_blocks;
   const double delivered = stages_total * (pl.bm + pl.bn) * kRowBytes;
   const double from_l2 = pl.cluster == 1 ? delivered : stages_total * (pl.bm / 2.0 + pl.bn) * kRowBytes;
+  const double stored = pl.store ? static_cast<double>(x.m) * x.n * 2 : 0.0;
   std::sort(rates.begin(), rates.end());
   std::printf(
-      "%-6s %4dx%-4d %5dx%-5dx%-5d ctas %3d stages %2d box %3d/%-3d hold %5d | %5.1f B/cycle/SM (p10 %5.1f) | "
-      "waits: consumer %5.1f%%, producer %5.1f%% | %8.1f us, %5.2f TB/s into SMs, %5.2f TB/s from L2, %4.0f MHz%s\n",
+      "%-6s %4dx%-4d %5dx%-5dx%-5d ctas %3d stages %2d box %3d/%-3d hold %5d%s | %5.1f B/cycle/SM (p10 %5.1f) | "
+      "waits: consumer %5.1f%%, producer %5.1f%% | %8.1f us, %5.2f TB/s into SMs, %5.2f TB/s from L2, %5.2f TB/s "
+      "stored, %4.0f MHz%s\n",
       kModeNames[pl.mode], pl.bm, pl.bn, pl.m, pl.n, pl.k, grid, pl.stages, pl.box_a, pl.box_b, pl.hold,
-      median_of(rates), rates.empty() ? 0.0 : rates[rates.size() / 10], median_of(waits), median_of(producer_waits), us,
-      delivered / (us * 1e-6) / 1e12, from_l2 / (us * 1e-6) / 1e12, median_of(clocks),
-      pl.check ? (ok ? " | check passed" : " | CHECK FAILED") : "");
+      pl.store ? " store" : "", median_of(rates), rates.empty() ? 0.0 : rates[rates.size() / 10], median_of(waits),
+      median_of(producer_waits), us, delivered / (us * 1e-6) / 1e12, from_l2 / (us * 1e-6) / 1e12,
+      stored / (us * 1e-6) / 1e12, median_of(clocks), pl.check ? (ok ? " | check passed" : " | CHECK FAILED") : "");
   CHECK(cudaEventDestroy(start));
   CHECK(cudaEventDestroy(end));
   CHECK(cudaFree(records));
@@ -564,7 +637,8 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
-  std::string tiles = "256x128", modes = "single,half,lead", ctas_list, holds = "0", boxes = "0", stages_list = "0";
+  std::string tiles = "256x128", modes = "single,half,lead", ctas_list, holds = "0", boxes = "0", stages_list = "0",
+              stores = "0";
   int swizzle = 8, launches = 10;
   bool check = false;
   for (int i = 1; i < argc; ++i) {
@@ -589,6 +663,8 @@ int main(int argc, char** argv) {
       boxes = value();
     } else if (arg == "--stages") {
       stages_list = value();
+    } else if (arg == "--store") {
+      stores = value();
     } else if (arg == "--swizzle") {
       swizzle = std::atoi(value().c_str());
     } else if (arg == "--launches") {
@@ -622,33 +698,23 @@ int main(int argc, char** argv) {
   void* flush = nullptr;
   CHECK(cudaMalloc(&flush, flush_bytes));
   bool ok = true;
-  for (const std::string& tile : split(tiles)) {
+  for (const std::vector<std::string>& combo : product({split(tiles), split(modes), split(ctas_list), split(holds),
+                                                        split(boxes), split(stages_list), split(stores)})) {
+    const std::string& tile = combo[0];
     const size_t cross = tile.find('x');
-    if (cross == std::string::npos) {
-      std::fprintf(stderr, "tma_probe: --tile wants BMxBN, got %s\n", tile.c_str());
-      return 2;
+    const int bm = cross == std::string::npos ? 0 : std::atoi(tile.substr(0, cross).c_str());
+    const int bn = cross == std::string::npos ? 0 : std::atoi(tile.substr(cross + 1).c_str());
+    Plan pl;
+    const std::string why = bm <= 0 || bn <= 0 ? "--tile wants BMxBN"
+                                               : make_plan(pl, m, n, k, bm, bn, parse_mode(combo[1]), swizzle,
+                                                           std::atoi(combo[4].c_str()), std::atoi(combo[5].c_str()),
+                                                           hold_cycles(combo[3], bm, bn), check, combo[6] == "1");
+    if (!why.empty()) {
+      std::printf("%s %s box %s stages %s store %s: not run (%s)\n", combo[1].c_str(), tile.c_str(), combo[4].c_str(),
+                  combo[5].c_str(), combo[6].c_str(), why.c_str());
+      continue;
     }
-    const int bm = std::atoi(tile.substr(0, cross).c_str()), bn = std::atoi(tile.substr(cross + 1).c_str());
-    for (const std::string& mode : split(modes)) {
-      for (const std::string& c : split(ctas_list)) {
-        for (const std::string& h : split(holds)) {
-          for (const std::string& bx : split(boxes)) {
-            for (const std::string& st : split(stages_list)) {
-              Plan pl;
-              const int hold = h == "ideal" ? -1 : std::atoi(h.c_str());
-              const std::string why = make_plan(pl, m, n, k, bm, bn, parse_mode(mode), swizzle, std::atoi(bx.c_str()),
-                                                std::atoi(st.c_str()), hold, check);
-              if (!why.empty()) {
-                std::printf("%s %s box %s stages %s: not run (%s)\n", mode.c_str(), tile.c_str(), bx.c_str(),
-                            st.c_str(), why.c_str());
-                continue;
-              }
-              ok = run_plan(pl, x, std::min(std::atoi(c.c_str()), num_sms), launches, flush, flush_bytes, stream) && ok;
-            }
-          }
-        }
-      }
-    }
+    ok = run_plan(pl, x, std::min(std::atoi(combo[2].c_str()), num_sms), launches, flush, flush_bytes, stream) && ok;
   }
   return ok ? 0 : 1;
 }
