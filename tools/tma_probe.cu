@@ -120,6 +120,7 @@ struct CtaRecord {
   long long waited;  // the consumer's waits on full barriers
   long long producer_waited;  // the producer's waits on empty barriers
   long long stages;  // stages consumed
+  long long store_waited;  // --store: the consumer's waits for the previous tile's store to read its buffer
   unsigned long long sum_a, sum_b;  // --check: sum over stages and rows of (row + 1) x the row's byte sum
 };
 
@@ -225,6 +226,7 @@ __global__ void __launch_bounds__(64, 1)
     uint32_t phase = 0;
     const long long start = clock64();
     bool stores_pending = false;
+    long long store_waited = 0;
     for (int r = first_unit; r < units; r += unit_step) {
       for (int kb = 0; kb < pl.k_blocks; ++kb) {
         const long long t = clock64();
@@ -255,7 +257,9 @@ __global__ void __launch_bounds__(64, 1)
       if (pl.store && lane == 0) {  // the tile's output, as the kernel's TMA epilogue writes it
         int m_blk = 0, n_blk = 0;
         tile_of(pl, r, rank, m_blk, n_blk);
+        const long long t = clock64();
         if (stores_pending) p::tma_store_wait_read();  // the buffer is free again
+        store_waited += clock64() - t;
         const uint8_t* box = smem + pl.out_offset;  // boxes of out_rows x out_cols, 2 or 4 KiB each
         for (int row = 0; row < pl.bm; row += pl.out_rows) {
           for (int col = 0; col < pl.bn; col += pl.out_cols, box += pl.out_rows * pl.out_cols * 2) {
@@ -273,6 +277,7 @@ __global__ void __launch_bounds__(64, 1)
       rec.cycles = end - start;
       rec.waited = waited;
       rec.stages = consumed;
+      rec.store_waited = store_waited;
       rec.sum_a = sum_a;
       rec.sum_b = sum_b;
     }
@@ -572,7 +577,7 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
   cudaEvent_t start, end;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&end));
-  std::vector<double> times, rates, waits, producer_waits, clocks;
+  std::vector<double> times, rates, waits, producer_waits, store_waits, clocks;
   std::vector<CtaRecord> host(grid);
   bool ok = true;
   for (int i = 0; i < launches + 2; ++i) {
@@ -609,6 +614,7 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
       rates.push_back(static_cast<double>(rec.stages) * (pl.bm + pl.bn) * kRowBytes / rec.cycles);
       waits.push_back(100.0 * rec.waited / rec.cycles);
       producer_waits.push_back(100.0 * rec.producer_waited / rec.cycles);
+      store_waits.push_back(100.0 * rec.store_waited / rec.cycles);
       longest = std::max(longest, rec.cycles);
     }
     clocks.push_back(longest / (ms * 1e3));  // cycles per us = MHz (the slowest CTA spans most of the launch)
@@ -621,12 +627,14 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
   std::sort(rates.begin(), rates.end());
   std::printf(
       "%-6s %4dx%-4d %5dx%-5dx%-5d ctas %3d stages %2d box %3d/%-3d hold %5d%s | %5.1f B/cycle/SM (p10 %5.1f) | "
-      "waits: consumer %5.1f%%, producer %5.1f%% | %8.1f us, %5.2f TB/s into SMs, %5.2f TB/s from L2, %5.2f TB/s "
+      "waits: consumer %5.1f%%, producer %5.1f%%, store %5.1f%% | %8.1f us, %5.2f TB/s into SMs, %5.2f TB/s from L2, "
+      "%5.2f TB/s "
       "stored, %4.0f MHz%s\n",
       kModeNames[pl.mode], pl.bm, pl.bn, pl.m, pl.n, pl.k, grid, pl.stages, pl.box_a, pl.box_b, pl.hold,
       pl.store ? " store" : "", median_of(rates), rates.empty() ? 0.0 : rates[rates.size() / 10], median_of(waits),
-      median_of(producer_waits), us, delivered / (us * 1e-6) / 1e12, from_l2 / (us * 1e-6) / 1e12,
-      stored / (us * 1e-6) / 1e12, median_of(clocks), pl.check ? (ok ? " | check passed" : " | CHECK FAILED") : "");
+      median_of(producer_waits), median_of(store_waits), us, delivered / (us * 1e-6) / 1e12,
+      from_l2 / (us * 1e-6) / 1e12, stored / (us * 1e-6) / 1e12, median_of(clocks),
+      pl.check ? (ok ? " | check passed" : " | CHECK FAILED") : "");
   CHECK(cudaEventDestroy(start));
   CHECK(cudaEventDestroy(end));
   CHECK(cudaFree(records));
