@@ -658,21 +658,14 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    // The options that take comma lists.
+    const std::pair<const char*, std::string*> lists[] = {
+        {"--tile", &tiles}, {"--mode", &modes},         {"--ctas", &ctas_list}, {"--hold", &holds},
+        {"--box", &boxes},  {"--stages", &stages_list}, {"--store", &stores}};
+    const auto list = std::find_if(std::begin(lists), std::end(lists), [&](const auto& l) { return arg == l.first; });
     if (arg == "--selftest") return selftest();
-    if (arg == "--tile") {
-      tiles = value();
-    } else if (arg == "--mode") {
-      modes = value();
-    } else if (arg == "--ctas") {
-      ctas_list = value();
-    } else if (arg == "--hold") {
-      holds = value();
-    } else if (arg == "--box") {
-      boxes = value();
-    } else if (arg == "--stages") {
-      stages_list = value();
-    } else if (arg == "--store") {
-      stores = value();
+    if (list != std::end(lists)) {
+      *list->second = value();
     } else if (arg == "--swizzle") {
       swizzle = std::atoi(value().c_str());
     } else if (arg == "--launches") {
