@@ -689,6 +689,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tma_probe: M, N >= 1, K a multiple of 16, --launches >= 1\n");
     return 2;
   }
+  for (const std::string& h : split(holds)) hold_cycles(h, 128, 128);  // bad spellings stop here, before the GPU
+  for (const std::string& mode : split(modes)) parse_mode(mode);
   int num_sms = 0;
   CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, 0));
   if (ctas_list.empty()) ctas_list = std::to_string(num_sms);
