@@ -124,9 +124,14 @@ struct CtaRecord {
   unsigned long long sum_a, sum_b;  // --check: sum over stages and rows of (row + 1) x the row's byte sum
 };
 
-__device__ __forceinline__ void tma_load_multicast_pair(const CUtensorMap* map, uint64_t* bar, void* dst, int c0,
-                                                        int c1) {
-  g::tma_load_3d_multicast(map, bar, dst, c0, c1, 0, static_cast<uint16_t>(0x3));
+// A barrier wait: with acquire at cluster scope in a pair (the partner arrives on this CTA's
+// barriers), as the kernel's pairs wait.
+__device__ __forceinline__ void wait_phase(bool pair, uint64_t* bar, uint32_t parity) {
+  if (pair) {
+    p::mbar_wait_cluster(bar, parity);
+  } else {
+    p::mbar_wait(bar, parity);
+  }
 }
 
 // Sum over rows i of `rows` 128-byte rows at `base` of (i + 1) x (the row's bytes summed), by
@@ -193,11 +198,7 @@ __global__ void __launch_bounds__(64, 1)
         tile_of(pl, r, rank, m_blk, n_blk);
         for (int kb = 0; kb < pl.k_blocks; ++kb) {
           const long long t = clock64();
-          if (pair) {
-            p::mbar_wait_cluster(&empty[stage], phase ^ 1);
-          } else {
-            p::mbar_wait(&empty[stage], phase ^ 1);
-          }
+          wait_phase(pair, &empty[stage], phase ^ 1);
           waited += clock64() - t;
           uint8_t* a = smem + static_cast<int64_t>(stage) * pl.stage_bytes;
           uint8_t* b = a + a_bytes;
@@ -205,7 +206,7 @@ __global__ void __launch_bounds__(64, 1)
           const int kc = kb * kRowBytes;
           for (int row = a_first; row < a_first + a_count; row += pl.box_a) {
             if (pair) {
-              tma_load_multicast_pair(&map_a, &full[stage], a + row * kRowBytes, kc, m_blk * pl.bm + row);
+              g::tma_load_3d_multicast(&map_a, &full[stage], a + row * kRowBytes, kc, m_blk * pl.bm + row, 0, 0x3);
             } else {
               g::tma_load_3d(&map_a, &full[stage], a + row * kRowBytes, kc, m_blk * pl.bm + row, 0);
             }
@@ -230,11 +231,7 @@ __global__ void __launch_bounds__(64, 1)
     for (int r = first_unit; r < units; r += unit_step) {
       for (int kb = 0; kb < pl.k_blocks; ++kb) {
         const long long t = clock64();
-        if (pair) {
-          p::mbar_wait_cluster(&full[stage], phase);
-        } else {
-          p::mbar_wait(&full[stage], phase);
-        }
+        wait_phase(pair, &full[stage], phase);
         const long long got = clock64();
         waited += got - t;
         const uint8_t* a = smem + static_cast<int64_t>(stage) * pl.stage_bytes;
@@ -375,11 +372,23 @@ int parse_mode(const std::string& s) {
   std::exit(2);
 }
 
-// The dense kernel's stage count for a tile (Traits::kStages: its output buffer, SFA, SFB and stage
-// description beside A and B), unless --stages says otherwise.
+// The dense FP8 kernel's stage count for a tile it compiles (Traits::kStages, from gemm_launch.cuh's
+// shape lists), 0 for any other tile (then --stages must say).
+template <int kBM, int kBN, bool kRow, bool kBf16, int kMajors>
+constexpr int dense_fp8_stages(int bm, int bn) {
+  if constexpr (!kRow && !kBf16 && kMajors == 0) {
+    if (bm == kBM && bn == kBN) return g::Traits<kBM, kBN, false, false, 1>::kStages;
+  }
+  return 0;
+}
+
 int kernel_stages(int bm, int bn) {
-  const int stage = (bm + bn) * kRowBytes + bm * 4 + 16 + 32 + 16;
-  return std::min(16, (kSmemLimit - 1024 - 256 - bm * bn * 2) / stage);
+  int stages = 0;
+#define DG_PROBE_STAGES(BM, BN, ROW, BF16, MAJ) \
+  stages = std::max(stages, dense_fp8_stages<BM, BN, ROW, BF16, MAJ>(bm, bn));
+  DG_GEMM_SHAPES(DG_PROBE_STAGES)
+#undef DG_PROBE_STAGES
+  return stages;
 }
 
 // A plan, or an empty string's reason why the combination cannot run.
@@ -411,7 +420,8 @@ std::string make_plan(Plan& pl, int m, int n, int k, int bm, int bn, int mode, i
   }
   if (swizzle < 1) return "swizzle must be at least 1";
   if (store && bm % 64 != 0) return "--store: BLOCK_M a multiple of 64 (the kernel's 64-row slabs)";
-  if (pl.stages < 1 || 1024 + pl.stages * (pl.stage_bytes + 16) + (store ? bm * bn * 2 : 0) > kSmemLimit) {
+  if (pl.stages < 1) return "not a compiled dense FP8 tile: give --stages";
+  if (1024 + pl.stages * (pl.stage_bytes + 16) + (store ? bm * bn * 2 : 0) > kSmemLimit) {
     return "stages do not fit";
   }
   return "";
@@ -499,6 +509,9 @@ int selftest() {
     }
   }
   // The option lists' combinations and --hold's spellings.
+  // The kernel's stage counts (docs: 256x128 three, 128x192 and 128x176 four); none for a tile it lacks.
+  failures += kernel_stages(256, 128) != 3 || kernel_stages(128, 192) != 4 || kernel_stages(128, 176) != 4 ||
+              kernel_stages(256, 192) != 0;
   const auto combos = product({{"a", "b"}, {"1"}, {"x", "y", "z"}});
   failures += combos.size() != 6 || combos[1] != std::vector<std::string>{"a", "1", "y"} || combos[5][0] != "b";
   failures += hold_cycles("ideal", 256, 128) != 1024 || hold_cycles("ideal*1.5", 128, 192) != 1152 ||
