@@ -121,11 +121,12 @@ def test_buffer_holds_the_dispatched_rows_and_fp8_activations() -> None:
         assert torch.equal(buf.views["l2_out"][rows], want["out"])
 
 
-def test_more_ranks_mode_runs_local_experts_only() -> None:
+@pytest.mark.parametrize("seed", [None, 1154365471])  # 1154365471 routes no token to expert 2
+def test_more_ranks_mode_runs_local_experts_only(seed: int | None) -> None:
     """sym_buffer_ptrs with 2 entries: the op reads the rows a peer dispatched and leaves y alone."""
     from tests.support.mega_support import _dequant_x, _expert_rows
 
-    p = make_problem(_seed(), "bf16xbf16", [5, 4], 4, 2, 64, 16, mask=0.0)
+    p = make_problem(_seed() if seed is None else seed, "bf16xbf16", [5, 4], 4, 2, 64, 16, mask=0.0)
     num_bytes, info = _C.get_symm_buffer_size_for_mega_moe(2, 4, ALIGN, 2, 64, 16, "bf16xbf16", "swiglu")
     buffer = torch.zeros(num_bytes, dtype=torch.int8)
     views = region_views("test", buffer, info)
@@ -149,10 +150,12 @@ def test_more_ranks_mode_runs_local_experts_only() -> None:
     xs = [_dequant_x(p, r) for r in range(2)]
     for e in (2, 3):
         picked = [i for i, (r, t, k) in enumerate(rows) if p.topk_idx[r][t, k] == e]
+        assert stats[e - 2].item() == len(picked)
+        if not picked:  # a draw can route no token to e (about 1 in 500 seeds): its count is all there is to check
+            continue
         x = torch.stack([xs[rows[i][0]][rows[i][1]] for i in picked])
         w = torch.stack([p.topk_weights[rows[i][0]][rows[i][1], rows[i][2]] for i in picked])
         assert torch.equal(views["l2_out"][picked], _expert_rows(p, e, None, x, w)["out"])
-        assert stats[e - 2].item() == len(picked)
 
 
 @pytest.mark.parametrize(
