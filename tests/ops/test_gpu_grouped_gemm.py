@@ -14,7 +14,6 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 from __future__ import annotations
 
 import os
-import random
 import re
 import subprocess
 import sys
@@ -54,7 +53,7 @@ def _a(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def _ragged(groups: int, expected: int, aligned: bool) -> list[int]:
-    sizes = [int(expected * random.uniform(0.7, 1.3)) for _ in range(groups)]
+    sizes = [int(expected * f) for f in torch.empty(groups).uniform_(0.7, 1.3).tolist()]
     return [(s + ALIGN - 1) // ALIGN * ALIGN for s in sizes] if aligned else sizes
 
 
@@ -225,7 +224,7 @@ def _check_masked_rows(
 def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     max_m = 512
     a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
-    counts = [min(max_m, int(expected * random.uniform(0.3, 1.7))) for _ in range(groups)]
+    counts = [min(max_m, int(expected * f)) for f in torch.empty(groups).uniform_(0.3, 1.7).tolist()]
     counts[0] = 0
     counts[-1] = max_m
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
@@ -352,7 +351,7 @@ def _replay_masked_with_new_sizes(
     with torch.cuda.graph(graph):
         deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected)
     for _ in range(3):
-        counts = [random.randint(0, max_m) for _ in range(groups)]
+        counts = torch.randint(0, max_m + 1, (groups,)).tolist()  # from the printed seed
         masked_m.copy_(torch.tensor(counts, dtype=torch.int32))
         d.fill_(float("nan"))
         graph.replay()
