@@ -66,8 +66,7 @@ namespace {
 namespace p = deep_gemm::cuda::sm90;
 namespace g = deep_gemm::cuda::gemm_detail;
 
-constexpr int kRowBytes = 128;  // one K block of an FP8 row, one 128-byte swizzle atom
-constexpr int kSmemLimit = 232448;
+constexpr int kRowBytes = g::kBlockK;  // one K block of an FP8 row, one 128-byte swizzle atom
 enum Mode : int { kSingle = 0, kHalf = 1, kLead = 2 };
 const char* const kModeNames[] = {"single", "half", "lead"};
 
@@ -75,10 +74,9 @@ struct Plan {
   int m, n, k;
   int k_blocks;
   int bm, bn;
-  int m_blocks, n_blocks;
+  g::KernelArgs order;  // the tile order's fields (m_blocks, n_blocks, swizzle), as the kernel reads them
   int mode;
   int cluster;  // 1 (single) or 2 (pairs sharing A)
-  int swizzle;
   int box_a, box_b;  // rows per TMA box
   int stages, stage_bytes;
   int hold;  // cycles the consumer holds each stage
@@ -88,20 +86,18 @@ struct Plan {
   int out_rows, out_cols;  // the output map's box
 };
 
-// The units a grid walks (tiles, or pairs of N tiles) and CTA `rank`'s tile in unit r: the
-// kernel's order (band_unit; pairs in bands of half as many pairs, as dense_tile walks them).
+// The units a grid walks (tiles, or pairs of neighbouring N tiles sharing A) and CTA `rank`'s tile
+// in unit r: the dense kernel's own order (dense_units, dense_tile).
 __host__ __device__ inline int units_of(const Plan& pl) {
-  return pl.cluster == 1 ? pl.m_blocks * pl.n_blocks : pl.m_blocks * ((pl.n_blocks + 1) / 2);
+  return pl.cluster == 1 ? g::dense_units<g::kCastNone>(pl.order) : g::dense_units<g::kCastA>(pl.order);
 }
 
 __host__ __device__ inline void tile_of(const Plan& pl, int r, int rank, int& m_blk, int& n_blk) {
   if (pl.cluster == 1) {
-    g::band_unit(pl.swizzle, pl.m_blocks, pl.n_blocks, r, m_blk, n_blk);
-    return;
+    g::dense_tile<g::kCastNone>(pl.order, r, 0, m_blk, n_blk);
+  } else {
+    g::dense_tile<g::kCastA>(pl.order, r, rank, m_blk, n_blk);
   }
-  int pair = 0;
-  g::band_unit(pl.swizzle / 2 > 1 ? pl.swizzle / 2 : 1, pl.m_blocks, (pl.n_blocks + 1) / 2, r, m_blk, pair);
-  n_blk = 2 * pair + rank;
 }
 
 // The rows of A that CTA `rank` loads into the pair (or alone): [first, first + count).
@@ -398,10 +394,10 @@ std::string make_plan(Plan& pl, int m, int n, int k, int bm, int bn, int mode, i
   pl.m = m, pl.n = n, pl.k = k;
   pl.k_blocks = (k + kRowBytes - 1) / kRowBytes;
   pl.bm = bm, pl.bn = bn;
-  pl.m_blocks = (m + bm - 1) / bm, pl.n_blocks = (n + bn - 1) / bn;
+  pl.order.m_blocks = (m + bm - 1) / bm, pl.order.n_blocks = (n + bn - 1) / bn;
   pl.mode = mode;
   pl.cluster = mode == kSingle ? 1 : 2;
-  pl.swizzle = swizzle;
+  pl.order.swizzle = swizzle;
   const int a_rows = mode == kHalf ? bm / 2 : bm;  // the most rows one CTA loads of A
   pl.box_a = std::min({box > 0 ? box : 256, a_rows, 256});
   pl.box_b = std::min({box > 0 ? box : 256, bn, 256});
@@ -421,7 +417,7 @@ std::string make_plan(Plan& pl, int m, int n, int k, int bm, int bn, int mode, i
   if (swizzle < 1) return "swizzle must be at least 1";
   if (store && bm % 64 != 0) return "--store: BLOCK_M a multiple of 64 (the kernel's 64-row slabs)";
   if (pl.stages < 1) return "not a compiled dense FP8 tile: give --stages";
-  if (1024 + pl.stages * (pl.stage_bytes + 16) + (store ? bm * bn * 2 : 0) > kSmemLimit) {
+  if (1024 + pl.stages * (pl.stage_bytes + 16) + (store ? bm * bn * 2 : 0) > g::kSmemLimit) {
     return "stages do not fit";
   }
   return "";
@@ -443,7 +439,7 @@ int selftest() {
           ++failures;
           continue;
         }
-        std::vector<int> seen(static_cast<size_t>(pl.m_blocks) * pl.n_blocks, 0);
+        std::vector<int> seen(static_cast<size_t>(pl.order.m_blocks) * pl.order.n_blocks, 0);
         int past = 0;
         const int ctas = 132;
         for (int cta = 0; cta < ctas; ++cta) {
@@ -454,15 +450,15 @@ int selftest() {
               tile_of(pl, r, (cta % 2) ^ 1, partner_m, partner_n);
               if (partner_m != m_blk || (partner_n ^ 1) != n_blk) ++failures;  // one A tile, neighbouring N tiles
             }
-            if (n_blk >= pl.n_blocks) {
+            if (n_blk >= pl.order.n_blocks) {
               ++past;
               continue;
             }
-            ++seen[static_cast<size_t>(m_blk) * pl.n_blocks + n_blk];
+            ++seen[static_cast<size_t>(m_blk) * pl.order.n_blocks + n_blk];
           }
         }
         for (const int s : seen) failures += s != 1;
-        const int expected_past = pl.cluster == 2 ? (n_blocks % 2) * pl.m_blocks : 0;
+        const int expected_past = pl.cluster == 2 ? (n_blocks % 2) * pl.order.m_blocks : 0;
         failures += past != expected_past;
       }
     }
@@ -566,11 +562,11 @@ bool run_plan(const Plan& pl, const Matrices& x, int ctas, int launches, void* f
   const int grid = ctas / pl.cluster * pl.cluster;
   CtaRecord* records = nullptr;
   CHECK(cudaMalloc(&records, sizeof(CtaRecord) * grid));
-  CHECK(cudaFuncSetAttribute(tma_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemLimit));
+  CHECK(cudaFuncSetAttribute(tma_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, g::kSmemLimit));
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(grid));
   launch.blockDim = dim3(64);
-  launch.dynamicSmemBytes = kSmemLimit;  // one CTA per SM, as the GEMM kernel
+  launch.dynamicSmemBytes = g::kSmemLimit;  // one CTA per SM, as the GEMM kernel
   launch.stream = stream;
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;

@@ -326,8 +326,7 @@ __device__ __forceinline__ void tma_reduce_add_3d(const CUtensorMap* map, const 
                : "memory");
 }
 
-// Unit r of a grid of m_blocks x n_blocks units, in bands of `swizzle` N units.  (Also on the
-// host: tools/tma_probe.cu replays the order to check what each CTA loaded.)
+// Unit r of a grid of m_blocks x n_blocks units, in bands of `swizzle` N units.
 __host__ __device__ __forceinline__ void band_unit(int swizzle, int m_blocks, int n_blocks, int r, int& m_blk,
                                                    int& n_blk) {
   const int band = swizzle * m_blocks;
@@ -340,7 +339,8 @@ __host__ __device__ __forceinline__ void band_unit(int swizzle, int m_blocks, in
 }
 
 // Unit r of a (group's) grid of m_blocks x n_blocks tiles, in bands of `swizzle` N tiles.
-__device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, int r, int& m_blk, int& n_blk) {
+__host__ __device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, int r, int& m_blk,
+                                                   int& n_blk) {
   band_unit(args.swizzle, m_blocks, args.n_blocks, r, m_blk, n_blk);
 }
 
@@ -356,8 +356,9 @@ __device__ __forceinline__ void band_tile(const KernelArgs& args, int m_blocks, 
 // docs/performance.md, fifteenth session.)
 constexpr int kCastNone = 0, kCastA = 1, kCastB = 2;
 
+// (dense_units and dense_tile also run on the host: tools/tma_probe.cu walks the same order.)
 template <int kCast>
-__device__ __forceinline__ int dense_units(const KernelArgs& args) {
+__host__ __device__ __forceinline__ int dense_units(const KernelArgs& args) {
   if constexpr (kCast == kCastA) return args.m_blocks * ((args.n_blocks + 1) / 2);
   if constexpr (kCast == kCastB) return (args.m_blocks + 1) / 2 * args.n_blocks;
   return args.m_blocks * args.n_blocks;
@@ -365,7 +366,7 @@ __device__ __forceinline__ int dense_units(const KernelArgs& args) {
 
 // The tile of CTA `rank` of a cluster in unit r (rank 0 without clusters).
 template <int kCast>
-__device__ __forceinline__ void dense_tile(const KernelArgs& args, int r, int rank, int& m_blk, int& n_blk) {
+__host__ __device__ __forceinline__ void dense_tile(const KernelArgs& args, int r, int rank, int& m_blk, int& n_blk) {
   if constexpr (kCast == kCastA) {
     int pair = 0;
     band_unit(max(1, args.swizzle / 2), args.m_blocks, (args.n_blocks + 1) / 2, r, m_blk, pair);
@@ -379,7 +380,7 @@ __device__ __forceinline__ void dense_tile(const KernelArgs& args, int r, int ra
   }
 }
 
-__device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
+__host__ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r, int& m_blk, int& n_blk) {
   band_tile(args, args.m_blocks, r, m_blk, n_blk);
 }
 
