@@ -366,6 +366,11 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
+            if constexpr (overlaps_epilogue(kBlockN)) {
+              if (cfg.overlap) {
+                return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_overlap_kernel<kBlockM, kBlockN>>{});
+              }
+            }
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
           }
         }
