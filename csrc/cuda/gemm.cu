@@ -271,9 +271,13 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   cfg.swizzle = gemm_swizzle();
   cfg.split = c.split;
   cfg.cast = c.cast;
-  // Note [epilogue overlap] (gemm_kernel.cuh): opt-in, the plain dense FP8 kernel's two-chunk tiles.
-  cfg.overlap = p.layout == GemmLayout::kDense && !c.bf16 && !c.sfb_per_row && c.split == 1 && c.cast == 0 &&
-                        gemm_detail::overlaps_epilogue(c.block_n) && epilogue_overlap_chosen()
+  // Note [epilogue overlap] (gemm_kernel.cuh): opt-in, the dense and M-grouped contiguous FP8 kernels'
+  // two-chunk tiles (not under DG_GEMM_GENERAL_SCHEDULE=1, which sends both to the general kernel).
+  const bool uniform_kernel =
+      p.layout == GemmLayout::kDense || p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum;
+  cfg.overlap = uniform_kernel && !c.bf16 && !c.sfb_per_row && c.split == 1 && c.cast == 0 &&
+                        gemm_detail::overlaps_epilogue(c.block_n) && !general_schedule_forced() &&
+                        epilogue_overlap_chosen()
                     ? 1
                     : 0;
   // Masked problems size their schedule on the device: every SM gets a producer.

@@ -909,15 +909,16 @@ struct Producer {
 };
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
-// kEpilogueOverlap: Note [epilogue overlap] (the plain dense FP8 kernel's overlaps_epilogue tiles).
+// kEpilogueOverlap: Note [epilogue overlap] (the dense and contiguous FP8 kernels' overlaps_epilogue tiles).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
           int kSplit = 1, int kCast = kCastNone, bool kEpilogueOverlap = false>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
-  static_assert(!kEpilogueOverlap || (kSchedule == kScheduleDense && kCast == kCastNone && kSplit == 1 && !kBf16 &&
-                                      !kSfbPerRow && overlaps_epilogue(kBlockN)),
-                "epilogue overlap: the plain dense FP8 kernel's two-chunk tiles");
+  static_assert(
+      !kEpilogueOverlap || ((kSchedule == kScheduleDense || kSchedule == kScheduleContiguous) && kCast == kCastNone &&
+                            kSplit == 1 && !kBf16 && !kSfbPerRow && overlaps_epilogue(kBlockN)),
+      "epilogue overlap: the dense and contiguous FP8 kernels' two-chunk tiles");
   static_assert(kSplit == 1 || kSchedule == kScheduleDense, "split K serves the dense kernel");
   static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
@@ -1049,23 +1050,25 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   constexpr int kChunkAccs = kChunkN / 2;
   constexpr int kChunks = kWaves * kChunksPerWave;
   // Note [epilogue overlap] (opt-in, DG_GEMM_EPILOGUE_OVERLAP=1, until timed on the H200): in the
-  // plain dense kernel both math warpgroups write a tile's output together while the tensor cores
-  // idle: on the H200 the epilogue and the wait before the next tile took 2111 of a 5849-cycle
-  // 128x192 tile at k = 512 (the trace, twenty-first session).  With the overlap, once a tile's K
-  // loop is done, each warpgroup waits for the next tile's first stage and issues that K block's
-  // first two MMA chunks into scratch buffers of their own, writes this tile, and then finishes the
-  // block as the K loop would (its remaining chunks, each chunk folded into the zeroed accumulators
-  // with the next tile's scales), so that the next tile's K loop starts at its second block.  Every
-  // product and sum is the K loop's, in the same order: the bits do not change.  The MMAs are issued
-  // whether or not there is a next tile (a runtime branch around a wgmma makes ptxas serialise
-  // them); without one they read the stage as it stands, their sums go to accumulators no longer
-  // read, and the stage is neither waited for nor released.  Tiles of two chunks per wave only
-  // (overlaps_epilogue): 64x128, 64x192, 128x128, 128x192 and 256x128.  ptxas keeps the chunks in
+  // dense kernel (and the contiguous kernel's uniform pass) both math warpgroups write a tile's
+  // output together while the tensor cores idle: on the H200 the epilogue and the wait before the next tile took 2111
+  // of a 5849-cycle 128x192 tile at k = 512 (the trace, twenty-first session).  With the overlap, once a tile's K loop
+  // is done, each warpgroup waits for the next tile's first stage and issues that K block's first two MMA chunks into
+  // scratch buffers of their own, writes this tile, and then finishes the block as the K loop would (its remaining
+  // chunks, each chunk folded into the zeroed accumulators with the next tile's scales), so that the next tile's K loop
+  // starts at its second block.  Every product and sum is the K loop's, in the same order: the bits do not change.  The
+  // MMAs are issued whether or not there is a next tile (a runtime branch around a wgmma makes ptxas serialise them);
+  // without one they read the stage as it stands, their sums go to accumulators no longer read, and the stage is
+  // neither waited for nor released.  Tiles of two chunks per wave only (overlaps_epilogue): 64x128, 64x192, 128x128,
+  // 128x192 and 256x128.  In the contiguous kernel the next tile's rows are read from its first stage's description
+  // before that stage is released, a warpgroup idle in the next tile (Note [idle waves]) computes block 0 on rows it
+  // never writes, and the described items that follow the uniform pass start as before.  ptxas keeps the chunks in
   // flight through the epilogue (SASS: the issue, the stores, then the waits) with no spill but
   // 8 bytes at 256x128 (a barrier id reloaded).
   constexpr bool kOverlap = kEpilogueOverlap;
   int ovl_next_n0 = -1;  // kOverlap: the next tile's first column, or -1 where this CTA has no next tile
   bool ovl_pre = false;  // kOverlap: the item's first K block is already in acc (finished in the last epilogue)
+  int ovl_next_rows = 0;  // kOverlap, contiguous: the next tile's rows, from its first stage's description
   static_assert(!kThreeSfb || (sfb_max_blocks(kBlockN) == 3 && kWaves == 1 && kLastChunkN > 0 &&
                                kLastChunkN <= kChunkN && kLastChunkN % 16 == 0),
                 "a tile spans at most three SFB blocks, in two chunks");
@@ -1096,7 +1099,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                           const int k_blocks, const auto& where) {
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     [[maybe_unused]] const int sfb_split = 128 - n0 % 128;  // (unused with per-row SFB)
-    const bool pre = kOverlap && ovl_pre;
+    // Note [epilogue overlap] serves the walks of uniform tiles (DenseItem), not the contiguous
+    // kernel's described items after its uniform pass.
+    constexpr bool kOverlapItem = kOverlap && std::is_same_v<std::decay_t<decltype(where)>, DenseItem>;
+    const bool pre = kOverlapItem && ovl_pre;
     if (!pre) {
 #pragma unroll
       for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
@@ -1169,7 +1175,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // The K blocks the MMA loops below take: none when this warpgroup is idle.
     const int k_mma = idle ? 0 : k_blocks;
     if (idle) {
-      for (int kb = 0; kb < k_blocks; ++kb) {
+      for (int kb = pre ? 1 : 0; kb < k_blocks; ++kb) {
         if (kb > 0) p::mbar_wait(&full[stage], phase);
         release(stage);
         advance();
@@ -1404,7 +1410,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // Note [epilogue overlap]: the next tile's first K block, its first two chunks issued now into
     // their own scratch buffers, the rest and the folds after the epilogue.
     [[maybe_unused]] float nx[2][kChunkAccs];
-    [[maybe_unused]] const bool has_next = kOverlap && ovl_next_n0 >= 0;
+    [[maybe_unused]] const bool has_next = kOverlapItem && ovl_next_n0 >= 0;
     [[maybe_unused]] float nx_lo[kWaves], nx_hi[kWaves];
     [[maybe_unused]] float nx_b0 = 0.0f, nx_b1 = 0.0f;
     [[maybe_unused]] auto issue_next = [&](const int c) {
@@ -1419,8 +1425,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
       p::wgmma_commit();
     };
-    if constexpr (kOverlap) {
-      if (has_next) p::mbar_wait(&full[stage], phase);
+    if constexpr (kOverlapItem) {
+      if (has_next) {
+        p::mbar_wait(&full[stage], phase);
+        if constexpr (kSchedule == kScheduleContiguous) ovl_next_rows = info[stage].rows;
+      }
       const float* sfa_s = smem_sfa + stage * kBlockM;
       const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
 #pragma unroll
@@ -1657,7 +1666,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       write_slab(0);
       if constexpr (kWaves == 2) write_slab(1);
     }
-    if constexpr (kOverlap) {
+    if constexpr (kOverlapItem) {
       // The next tile's first K block (Note [epilogue overlap]): the K loop's chunk pipeline from
       // its third chunk on, folded into the zeroed accumulators as the K loop folds its blocks (the
       // same products and sums, in the same order).
@@ -1809,10 +1818,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     uint32_t phase = 0;
 #pragma unroll 1
     for (int t = static_cast<int>(blockIdx.x); t < units; t += static_cast<int>(gridDim.x)) {
-      p::mbar_wait(&full[stage], phase);
-      const int rows = info[stage].rows;  // read before the item releases its first stage
+      if (!(kOverlap && ovl_pre)) p::mbar_wait(&full[stage], phase);
+      // (read before the item releases its first stage; Note [epilogue overlap]: read then)
+      const int rows = kOverlap && ovl_pre ? ovl_next_rows : info[stage].rows;
       int m_blk = 0, n_blk = 0;
       band_tile(args, m_blocks, t, m_blk, n_blk);
+      if constexpr (kOverlap) {
+        const int next = t + static_cast<int>(gridDim.x);
+        int m_next = 0, n_next = 0;
+        if (next < units) band_tile(args, m_blocks, next, m_next, n_next);
+        ovl_next_n0 = next < units ? n_next * kBlockN : -1;
+      }
       consume_item(stage, phase, 0, rows & 0xFFFF, rows >> 16, n_blk * kBlockN, args.num_k_blocks,
                    DenseItem{m_blk * kBlockM});
     }
@@ -1867,6 +1883,17 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
                                               const __grid_constant__ CUtensorMap tm_b,
                                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// The same, each uniform-pass tile's epilogue overlapping the next tile's first K block (Note
+// [epilogue overlap]; DG_GEMM_EPILOGUE_OVERLAP=1).
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
+    sm90_fp8_gemm_m_grouped_contiguous_overlap_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                                      const __grid_constant__ CUtensorMap tm_b,
+                                                      const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr,
+                                                                                        args);
 }
 
 // Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.
