@@ -17,7 +17,6 @@
 //   build/gemm_trace_256x128 masked 32 4096 192 4096 2048 [launches]   (groups, max_m, expected_m, n, k)
 //   build/gemm_trace_256x128 --selftest       (the report on made-up records; no GPU needed)
 //   DG_GEMM_SWIZZLE=16 build/gemm_trace_256x128 4096 4096 7168   (bands of 16 N tiles, not 8)
-//   DG_GEMM_EPILOGUE_OVERLAP=1 build/gemm_trace_128x192 4096 32768 512   (Note [epilogue overlap])
 // benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
 
 #include <cuda_bf16.h>
@@ -157,11 +156,6 @@ GemmConfig config_of(const GemmProblem& p) {
   cfg.block_n = TRACE_BN;
   cfg.stages = TraceShape::stages();
   cfg.swizzle = deep_gemm::cuda::gemm_swizzle();  // DG_GEMM_SWIZZLE, as the extension reads it
-  // DG_GEMM_EPILOGUE_OVERLAP, as the extension reads it (Note [epilogue overlap]).
-  cfg.overlap = p.layout == GemmLayout::kDense && deep_gemm::cuda::gemm_detail::overlaps_epilogue(TRACE_BN) &&
-                        deep_gemm::cuda::epilogue_overlap_chosen()
-                    ? 1
-                    : 0;
   const int64_t tiles = static_cast<int64_t>((p.m + TRACE_BM - 1) / TRACE_BM) * ((p.n + TRACE_BN - 1) / TRACE_BN);
   cfg.num_ctas = p.layout == GemmLayout::kMasked
                      ? p.num_sms
@@ -236,8 +230,8 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
               ghz);
   std::printf("tile %dx%d, %d K blocks per tile: ideal tensor time %.0f cycles per K block, %.0f per tile\n", TRACE_BM,
               TRACE_BN, k_blocks, ideal_per_block, ideal_per_block * k_blocks);
-  std::printf("%-10s %6s %10s %10s %10s %10s %10s %12s %10s\n", "role", "items", "gap", "K loop", "of it wait", "early",
-              "epilogue", "K loop/ideal", "tail us");
+  std::printf("%-10s %6s %10s %10s %10s %10s %10s %12s %10s\n", "role", "items", "gap", "K loop", "of it wait",
+              "early", "epilogue", "K loop/ideal", "tail us");
   for (int role = 0; role < tr::kRoles; ++role) {
     double gap = 0, main = 0, wait = 0, early = 0, epi = 0, tail = 0;
     long items = 0;
@@ -263,8 +257,8 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
     if (items == 0) continue;
     const double gaps = std::max<long>(1, items - busy_ctas);
     const char* name = role == tr::kProducerRole ? "producer" : (role == 0 ? "math wg 0" : "math wg 1");
-    std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps, main / items,
-                wait / items, early / items, epi / items, main / items / (ideal_per_block * k_blocks),
+    std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps,
+                main / items, wait / items, early / items, epi / items, main / items / (ideal_per_block * k_blocks),
                 tail / busy_ctas);
   }
   std::printf(
@@ -350,10 +344,10 @@ int main(int argc, char** argv) {
   }
   const double error = worst_relative_error(o);
   std::printf(
-      "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs, bands of %d%s%s: median %.1f us over %d launches (L2 "
+      "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs, bands of %d%s: median %.1f us over %d launches (L2 "
       "flushed); worst relative error of 32 outputs against float64 %.2e\n",
       masked ? "masked " : "", groups, masked ? expected_m : m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
-      cfg.swizzle, cfg.overlap ? ", epilogue overlap" : "",
+      cfg.swizzle,
 #ifdef DG_GEMM_TRACE
       " (traced)",
 #else

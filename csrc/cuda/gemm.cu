@@ -271,15 +271,6 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   cfg.swizzle = gemm_swizzle();
   cfg.split = c.split;
   cfg.cast = c.cast;
-  // Note [epilogue overlap] (gemm_kernel.cuh): opt-in, the dense and M-grouped contiguous FP8 kernels'
-  // two-chunk tiles (not under DG_GEMM_GENERAL_SCHEDULE=1, which sends both to the general kernel).
-  const bool uniform_kernel =
-      p.layout == GemmLayout::kDense || p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum;
-  cfg.overlap = uniform_kernel && !c.bf16 && !c.sfb_per_row && c.split == 1 && c.cast == 0 &&
-                        gemm_detail::overlaps_epilogue(c.block_n) && !general_schedule_forced() &&
-                        epilogue_overlap_chosen()
-                    ? 1
-                    : 0;
   // Masked problems size their schedule on the device: every SM gets a producer.
   // Multicast pairs: the units are pairs of neighbouring tiles, a cluster of two CTAs each.
   const int m_units = c.cast == 2 ? ceil_div(ceil_div(p.m, c.block_m), 2) : ceil_div(p.m, c.block_m);
@@ -383,12 +374,12 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
     std::fprintf(stderr,
                  "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d%s split=%d stages=%d ctas=%d "
-                 "overlap=%d bands=%d\n",
+                 "bands=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
                  cfg.cast == 1   ? "ma"
                  : cfg.cast == 2 ? "mb"
                                  : "",
-                 cfg.split, cfg.stages, cfg.num_ctas, cfg.overlap, cfg.swizzle);
+                 cfg.split, cfg.stages, cfg.num_ctas, cfg.swizzle);
   }
   return c->launch(p, cfg, stream);
 }

@@ -95,7 +95,6 @@ struct GemmConfig {
   int num_ctas = 0;  // persistent CTAs launched (split K: clusters, each of `split` CTAs)
   int split = 1;  // CTAs per tile (a cluster), each summing a part of K
   int cast = 0;  // dense BF16 in multicast pairs: 1 sharing A, 2 sharing B (num_ctas: pairs)
-  int overlap = 0;  // dense FP8: each tile's epilogue overlaps the next tile's first K block (DG_GEMM_EPILOGUE_OVERLAP)
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.

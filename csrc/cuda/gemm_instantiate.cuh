@@ -366,11 +366,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
-            if constexpr (overlaps_epilogue(kBlockN)) {
-              if (cfg.overlap) {
-                return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_overlap_kernel<kBlockM, kBlockN>>{});
-              }
-            }
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
           }
         }
@@ -385,12 +380,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
               return launch_kernel(
                   KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});
             } else {
-              if constexpr (overlaps_epilogue(kBlockN)) {
-                if (cfg.overlap) {
-                  return launch_kernel(
-                      KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_overlap_kernel<kBlockM, kBlockN>>{});
-                }
-              }
               return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>>{});
             }
           }

@@ -249,6 +249,19 @@ constexpr int sfb_split_above(int block_n, int x) {
   }
   return best;
 }
+// The most 128-wide SFB blocks that a tile at n0 = t * block_n spans: two for 192, 160 and 144,
+// three for 176 (a tile at n0 % 128 = 112 reaches a third block).  A stage holds up to four
+// SFB values.
+constexpr int sfb_max_blocks(int block_n) {
+  int most = 0;
+  for (int t = 0; t < 128; ++t) {
+    const int blocks = ((t * block_n) % 128 + block_n + 127) / 128;
+    most = blocks > most ? blocks : most;
+  }
+  return most;
+}
+constexpr bool sfb_two_blocks(int block_n) { return sfb_max_blocks(block_n) <= 2; }
+static_assert(sfb_two_blocks(192) && sfb_two_blocks(160) && sfb_two_blocks(144) && sfb_max_blocks(176) == 3);
 // The i-th smallest of the distinct splits of sfb_splits.
 constexpr int sfb_split_nth(int block_n, int i) {
   int value = 0;
@@ -909,16 +922,11 @@ struct Producer {
 };
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
-// kEpilogueOverlap: Note [epilogue overlap] (the dense and contiguous FP8 kernels' overlaps_epilogue tiles).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
-          int kSplit = 1, int kCast = kCastNone, bool kEpilogueOverlap = false>
+          int kSplit = 1, int kCast = kCastNone>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
-  static_assert(
-      !kEpilogueOverlap || ((kSchedule == kScheduleDense || kSchedule == kScheduleContiguous) && kCast == kCastNone &&
-                            kSplit == 1 && !kBf16 && !kSfbPerRow && overlaps_epilogue(kBlockN)),
-      "epilogue overlap: the dense and contiguous FP8 kernels' two-chunk tiles");
   static_assert(kSplit == 1 || kSchedule == kScheduleDense, "split K serves the dense kernel");
   static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
@@ -1049,26 +1057,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   constexpr int kLastChunkN = kBlockN - (kChunksPerWave - 1) * kChunkN;  // the last chunk's width
   constexpr int kChunkAccs = kChunkN / 2;
   constexpr int kChunks = kWaves * kChunksPerWave;
-  // Note [epilogue overlap] (opt-in, DG_GEMM_EPILOGUE_OVERLAP=1, until timed on the H200): in the
-  // dense kernel (and the contiguous kernel's uniform pass) both math warpgroups write a tile's
-  // output together while the tensor cores idle: on the H200 the epilogue and the wait before the next tile took 2111
-  // of a 5849-cycle 128x192 tile at k = 512 (the trace, twenty-first session).  With the overlap, once a tile's K loop
-  // is done, each warpgroup waits for the next tile's first stage and issues that K block's first two MMA chunks into
-  // scratch buffers of their own, writes this tile, and then finishes the block as the K loop would (its remaining
-  // chunks, each chunk folded into the zeroed accumulators with the next tile's scales), so that the next tile's K loop
-  // starts at its second block.  Every product and sum is the K loop's, in the same order: the bits do not change.  The
-  // MMAs are issued whether or not there is a next tile (a runtime branch around a wgmma makes ptxas serialise them);
-  // without one they read the stage as it stands, their sums go to accumulators no longer read, and the stage is
-  // neither waited for nor released.  Tiles of two chunks per wave only (overlaps_epilogue): 64x128, 64x192, 128x128,
-  // 128x192 and 256x128.  In the contiguous kernel the next tile's rows are read from its first stage's description
-  // before that stage is released, a warpgroup idle in the next tile (Note [idle waves]) computes block 0 on rows it
-  // never writes, and the described items that follow the uniform pass start as before.  ptxas keeps the chunks in
-  // flight through the epilogue (SASS: the issue, the stores, then the waits) with no spill but
-  // 8 bytes at 256x128 (a barrier id reloaded).
-  constexpr bool kOverlap = kEpilogueOverlap;
-  int ovl_next_n0 = -1;  // kOverlap: the next tile's first column, or -1 where this CTA has no next tile
-  bool ovl_pre = false;  // kOverlap: the item's first K block is already in acc (finished in the last epilogue)
-  int ovl_next_rows = 0;  // kOverlap, contiguous: the next tile's rows, from its first stage's description
   static_assert(!kThreeSfb || (sfb_max_blocks(kBlockN) == 3 && kWaves == 1 && kLastChunkN > 0 &&
                                kLastChunkN <= kChunkN && kLastChunkN % 16 == 0),
                 "a tile spans at most three SFB blocks, in two chunks");
@@ -1099,14 +1087,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                           const int k_blocks, const auto& where) {
     // Columns of this tile before the next 128-wide SFB block (1D2D scales).
     [[maybe_unused]] const int sfb_split = 128 - n0 % 128;  // (unused with per-row SFB)
-    // Note [epilogue overlap] serves the walks of uniform tiles (DenseItem), not the contiguous
-    // kernel's described items after its uniform pass.
-    constexpr bool kOverlapItem = kOverlap && std::is_same_v<std::decay_t<decltype(where)>, DenseItem>;
-    const bool pre = kOverlapItem && ovl_pre;
-    if (!pre) {
 #pragma unroll
-      for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
-    }
+    for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
     DG_TRACE(tracer.begin(k_blocks);)
 
     auto advance = [&] {
@@ -1175,7 +1157,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // The K blocks the MMA loops below take: none when this warpgroup is idle.
     const int k_mma = idle ? 0 : k_blocks;
     if (idle) {
-      for (int kb = pre ? 1 : 0; kb < k_blocks; ++kb) {
+      for (int kb = 0; kb < k_blocks; ++kb) {
         if (kb > 0) p::mbar_wait(&full[stage], phase);
         release(stage);
         advance();
@@ -1228,7 +1210,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // loop (where ptxas would serialise every wgmma, C7514).  The sums are those of the
     // unpaired loop, in the same order: the bits do not change.
     constexpr bool kPairBlocks = !kBf16 && !kSfbPerRow && kChunks == 1 && kBlockM == 64 && kBlockN <= 96;
-    int kb_single = pre ? 1 : 0;  // the first K block the unpaired loop below takes
+    int kb_single = 0;  // the first K block the unpaired loop below takes
     if constexpr (kPairBlocks) {
       struct BlockScales {
         float lo_first, lo_second, hi_first, hi_second;
@@ -1406,42 +1388,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
 
     DG_TRACE(tracer.main_done();)
-
-    // Note [epilogue overlap]: the next tile's first K block, its first two chunks issued now into
-    // their own scratch buffers, the rest and the folds after the epilogue.
-    [[maybe_unused]] float nx[2][kChunkAccs];
-    [[maybe_unused]] const bool has_next = kOverlapItem && ovl_next_n0 >= 0;
-    [[maybe_unused]] float nx_lo[kWaves], nx_hi[kWaves];
-    [[maybe_unused]] float nx_b0 = 0.0f, nx_b1 = 0.0f;
-    [[maybe_unused]] auto issue_next = [&](const int c) {
-      const int w = c / kChunksPerWave, h = c % kChunksPerWave;
-      const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16) + w * (T::kWaveRows * kBlockK / 16);
-      const uint32_t bh_lo = desc_b0 + stage * (T::kBBytes / 16) + h * (kChunkN * kBlockK / 16);
-      p::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockK / 32; ++kk) {
-        p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                              nx[c % 2], kk > 0);
-      }
-      p::wgmma_commit();
-    };
-    if constexpr (kOverlapItem) {
-      if (has_next) {
-        p::mbar_wait(&full[stage], phase);
-        if constexpr (kSchedule == kScheduleContiguous) ovl_next_rows = info[stage].rows;
-      }
-      const float* sfa_s = smem_sfa + stage * kBlockM;
-      const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
-#pragma unroll
-      for (int w = 0; w < kWaves; ++w) {
-        nx_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
-        nx_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
-      }
-      nx_b0 = sfb_s[0];
-      nx_b1 = sfb_s[1];
-      issue_next(0);
-      issue_next(1);
-    }
 
     // ---------------------------------------------------------------- split K
     // Note [split K in a cluster]: the second CTA of the cluster stages its float32 partial
@@ -1666,44 +1612,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       write_slab(0);
       if constexpr (kWaves == 2) write_slab(1);
     }
-    if constexpr (kOverlapItem) {
-      // The next tile's first K block (Note [epilogue overlap]): the K loop's chunk pipeline from
-      // its third chunk on, folded into the zeroed accumulators as the K loop folds its blocks (the
-      // same products and sums, in the same order).
-#pragma unroll
-      for (int i = 0; i < kWaves * kAccs; ++i) acc[i] = 0.0f;
-      const int split = 128 - ovl_next_n0 % 128;
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c) {
-        if (c + 1 < kChunks) {
-          p::wgmma_wait<1>();
-        } else {
-          p::wgmma_wait<0>();
-        }
-        float* pc = nx[c % 2];
-#pragma unroll
-        for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
-        if (c == kChunks - 1 && has_next) release(stage);
-        const int w = c / kChunksPerWave, j0 = (c % kChunksPerWave) * (kChunkN / 8);
-        float* acc_w = acc + w * kAccs;
-#pragma unroll
-        for (int jj = 0; jj < kChunkN / 8; ++jj) {
-          const int j = j0 + jj;
-          const bool first = 8 * j < kSplits.min    ? true
-                             : 8 * j >= kSplits.max ? false
-                                                    : split >= sfb_split_above(kBlockN, 8 * j);
-          const float lo = first ? nx_lo[w] * nx_b0 : nx_lo[w] * nx_b1;
-          const float hi = first ? nx_hi[w] * nx_b0 : nx_hi[w] * nx_b1;
-          acc_w[4 * j + 0] += pc[4 * jj + 0] * lo;
-          acc_w[4 * j + 1] += pc[4 * jj + 1] * lo;
-          acc_w[4 * j + 2] += pc[4 * jj + 2] * hi;
-          acc_w[4 * j + 3] += pc[4 * jj + 3] * hi;
-        }
-        if (c + 2 < kChunks) issue_next(c + 2);
-      }
-      if (has_next) advance();
-      ovl_pre = has_next;
-    }
     DG_TRACE(tracer.end(wg_thread == 0);)
   };
 
@@ -1759,15 +1667,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     }
 #pragma unroll 1
     for (int t = first; t < units && !walked; t += step) {
-      if (!(kOverlap && ovl_pre)) p::mbar_wait(&full[stage], phase);
+      p::mbar_wait(&full[stage], phase);
       int m_blk = 0, n_blk = 0;
       dense_tile<kCast>(args, t, static_cast<int>(split_rank), m_blk, n_blk);
-      if constexpr (kOverlap) {
-        int m_next = 0, n_next = 0;
-        if (t + step < units && k_count > 0)
-          dense_tile<kCast>(args, t + step, static_cast<int>(split_rank), m_next, n_next);
-        ovl_next_n0 = t + step < units && k_count > 0 ? n_next * kBlockN : -1;
-      }
       const int m0 = m_blk * kBlockM;
       consume_item(stage, phase, 0, 0, min(kBlockM, args.m - m0), n_blk * kBlockN, k_count, DenseItem{m0});
     }
@@ -1818,17 +1720,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     uint32_t phase = 0;
 #pragma unroll 1
     for (int t = static_cast<int>(blockIdx.x); t < units; t += static_cast<int>(gridDim.x)) {
-      if (!(kOverlap && ovl_pre)) p::mbar_wait(&full[stage], phase);
-      // (read before the item releases its first stage; Note [epilogue overlap]: read then)
-      const int rows = kOverlap && ovl_pre ? ovl_next_rows : info[stage].rows;
+      p::mbar_wait(&full[stage], phase);
+      const int rows = info[stage].rows;  // read before the item releases its first stage
       int m_blk = 0, n_blk = 0;
       band_tile(args, m_blocks, t, m_blk, n_blk);
-      if constexpr (kOverlap) {
-        const int next = t + static_cast<int>(gridDim.x);
-        int m_next = 0, n_next = 0;
-        if (next < units) band_tile(args, m_blocks, next, m_next, n_next);
-        ovl_next_n0 = next < units ? n_next * kBlockN : -1;
-      }
       consume_item(stage, phase, 0, rows & 0xFFFF, rows >> 16, n_blk * kBlockN, args.num_k_blocks,
                    DenseItem{m_blk * kBlockM});
     }
@@ -1857,16 +1752,6 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
   gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
-// Dense FP8 as sm90_fp8_gemm_dense_kernel, each tile's epilogue overlapping the next tile's first K
-// block (Note [epilogue overlap]; DG_GEMM_EPILOGUE_OVERLAP=1).
-template <int kBlockM, int kBlockN>
-__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
-    sm90_fp8_gemm_dense_overlap_kernel(const __grid_constant__ CUtensorMap tm_a,
-                                       const __grid_constant__ CUtensorMap tm_b,
-                                       const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr, args);
-}
-
 // M-grouped masked FP8 with 128x128 SFB blocks: the consumers walk the groups' tiles themselves.
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
@@ -1883,17 +1768,6 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
                                               const __grid_constant__ CUtensorMap tm_b,
                                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous>(tm_a, tm_b, tm_d, nullptr, args);
-}
-
-// The same, each uniform-pass tile's epilogue overlapping the next tile's first K block (Note
-// [epilogue overlap]; DG_GEMM_EPILOGUE_OVERLAP=1).
-template <int kBlockM, int kBlockN>
-__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
-    sm90_fp8_gemm_m_grouped_contiguous_overlap_kernel(const __grid_constant__ CUtensorMap tm_a,
-                                                      const __grid_constant__ CUtensorMap tm_b,
-                                                      const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr,
-                                                                                        args);
 }
 
 // Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.

@@ -12,24 +12,6 @@
 
 namespace deep_gemm::cuda::gemm_detail {
 
-// The most 128-wide SFB blocks that a tile at n0 = t * block_n spans: two for 192, 160 and 144,
-// three for 176 (a tile at n0 % 128 = 112 reaches a third block).  A stage holds up to four
-// SFB values.
-constexpr int sfb_max_blocks(int block_n) {
-  int most = 0;
-  for (int t = 0; t < 128; ++t) {
-    const int blocks = ((t * block_n) % 128 + block_n + 127) / 128;
-    most = blocks > most ? blocks : most;
-  }
-  return most;
-}
-constexpr bool sfb_two_blocks(int block_n) { return sfb_max_blocks(block_n) <= 2; }
-static_assert(sfb_two_blocks(192) && sfb_two_blocks(160) && sfb_two_blocks(144) && sfb_max_blocks(176) == 3);
-// The dense FP8 tiles (128x128 SFB blocks) that can run Note [epilogue overlap]: two MMA chunks
-// per wave (BLOCK_N a multiple of 64, at least 128) and at most two SFB blocks per tile.
-constexpr bool overlaps_epilogue(int block_n) { return block_n >= 128 && block_n % 64 == 0 && sfb_two_blocks(block_n); }
-static_assert(overlaps_epilogue(128) && overlaps_epilogue(192) && !overlaps_epilogue(176) && !overlaps_epilogue(64));
-
 // K-grouped problems: one entry per group, up to kMaxKGroups per launch.  Built on the host
 // from host-side sizes (the non-empty groups only; passed as a kernel parameter), or on the
 // device from the groups' psum ends (every group, empty ones with k_blocks 0; in the

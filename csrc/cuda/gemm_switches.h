@@ -44,11 +44,6 @@ inline int idle_waves_setting() { return env_setting("DG_GEMM_SKIP_IDLE_WAVES");
 // store (Note [slab waits]).  Off: level to 3% slower on the H200 (dense, one process).
 inline bool slab_waits_own_region() { return env_switch_on("DG_GEMM_SLAB_WAIT"); }
 
-// DG_GEMM_EPILOGUE_OVERLAP=1: dense and M-grouped contiguous FP8 problems on the tiles of two MMA
-// chunks per wave run the kernels whose epilogues overlap the next tile's first K block (Note
-// [epilogue overlap]).  Off until timed on the H200.
-inline bool epilogue_overlap_chosen() { return env_switch_on("DG_GEMM_EPILOGUE_OVERLAP"); }
-
 // DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note
 // [staggered warpgroups]).  0: level on all 18 dense shapes at N = 2000 once the timing order
 // was rotated, slower on the grouped families.

@@ -285,58 +285,6 @@ def test_band_width_keeps_the_bits(tile: str, monkeypatch: pytest.MonkeyPatch, c
     assert printed[-len(widths) :] == ["8", "1", "3", "16", "64", "8", "8"]
 
 
-# The tiles of two MMA chunks per wave, which the overlapping kernel serves (overlaps_epilogue).
-OVERLAP_TILES = ["64x128", "64x192", "128x128", "128x192", "256x128"]
-
-
-@pytest.mark.parametrize("k", [128, 200, 1408])
-@pytest.mark.parametrize("tile", OVERLAP_TILES)
-def test_epilogue_overlap_keeps_the_bits(
-    tile: str, k: int, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
-) -> None:
-    """Note [epilogue overlap] (DG_GEMM_EPILOGUE_OVERLAP=1): each CTA takes two or more tiles, so every
-    tile but a CTA's first starts from a K block issued during the last tile's epilogue.  Forced
-    dense tiles with partial last tiles along M and N, 192-wide tiles at both offsets from the
-    128-wide SFB blocks, one K block, a K tail and a longer K: the same bits as the plain kernel,
-    against float64, with and without a bf16 C; float32 D accumulating C = D; and a CUDA graph
-    replayed under the switch."""
-    bm, bn = (int(v) for v in tile.split("x"))
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    m, n = 18 * bm - 40, 16 * bn - 24  # 288 tiles: every one of the 132 CTAs takes two or three
-    ops, ref = _operands(m, n, k, per_row_b=False)
-    _same_bits_under_switch(monkeypatch, "DG_GEMM_EPILOGUE_OVERLAP", ("0", "1"), ops, None, ref)
-    c = torch.randn(m, n, device="cuda").bfloat16()
-    _same_bits_under_switch(monkeypatch, "DG_GEMM_EPILOGUE_OVERLAP", ("0", "1"), ops, c, ref + c.double())
-    err = capfd.readouterr().err
-    assert f"-> {tile} " in err  # the forced tile ran
-    printed = [line.split("overlap=", 1)[1][0] for line in err.splitlines() if "overlap=" in line]
-    assert printed == ["0", "1", "0", "1"]  # the overlapping kernel ran under the switch, and only there
-    # Float32 D accumulating C = D.
-    c32 = torch.randn(m, n, device="cuda")
-    outs = []
-    for value in ("0", "1"):
-        monkeypatch.setenv("DG_GEMM_EPILOGUE_OVERLAP", value)
-        d = c32.clone()
-        _run("nt", ops, d, d, None)
-        assert calc_diff(d, ref + c32.double()) < 2e-5
-        outs.append(d)
-    assert torch.equal(outs[0].view(torch.int32), outs[1].view(torch.int32))
-    # A CUDA graph captured under the switch replays the same bits.
-    monkeypatch.setenv("DG_GEMM_EPILOGUE_OVERLAP", "1")
-    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    _run("nt", ops, d, None, None)
-    eager = d.clone()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        _run("nt", ops, d, None, None)
-    for _ in range(2):
-        d.fill_(float("nan"))
-        graph.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(d.view(torch.int16), eager.view(torch.int16))
-
-
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 

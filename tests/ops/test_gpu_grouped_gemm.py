@@ -382,53 +382,6 @@ def test_masked_kernel_same_bits_and_graph_replay(config: str, monkeypatch: pyte
     _replay_masked_with_new_sizes(a, b, a_ref, b_ref, masked_m, 128)
 
 
-OVERLAP_TILES = ["64x128", "64x192", "128x128", "128x192", "256x128"]  # overlaps_epilogue's tiles
-
-
-@pytest.mark.parametrize("skip_idle", ["0", "1"])
-@pytest.mark.parametrize("tile", OVERLAP_TILES)
-def test_epilogue_overlap_keeps_the_bits_contiguous(
-    tile: str, skip_idle: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
-) -> None:
-    """Note [epilogue overlap] (DG_GEMM_EPILOGUE_OVERLAP=1) in the contiguous kernel's uniform pass:
-    each CTA takes two or more tiles, whose rows (read from the next tile's first stage before it is
-    released) include padding runs, empty groups, tiles of two groups (described items after the
-    pass) and, with idle waves skipped, warpgroups idle in the next tile.  Per-row ids and a psum
-    layout with poisoned gaps: the same bits as the plain kernel, against float64."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip_idle)
-    block_n = int(tile.split("x")[1])
-    n, k = 10 * block_n + 24, 384  # 11 N tiles: with 20 or more M tiles, every CTA takes two or more
-    sizes = [3, 1, 0, 200, 77, 130, 640, 1, 129, 500, 256, 700, 31]
-    ids: list[int] = []
-    for g, rows in enumerate(sizes):
-        ids += [g] * rows + [-1] * 5
-    layout = torch.tensor(ids, dtype=torch.int32, device="cuda")
-    ids_t = layout.long()
-    a, sfa, a_ref = _a(len(ids), k)
-    b, sfb, b_ref = _b(len(sizes), n, k)
-    outs = []
-    for value in ("0", "1"):
-        monkeypatch.setenv("DG_GEMM_EPILOGUE_OVERLAP", value)
-        d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, layout)
-        for g in range(len(sizes)):
-            rows = ids_t == g
-            if rows.any():
-                assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 2e-5
-        assert (d[ids_t < 0].float() == 0).all()
-        outs.append(d)
-    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
-    err = capfd.readouterr().err
-    assert f"-> {tile} " in err  # the forced tile ran
-    assert [line.split("overlap=", 1)[1][0] for line in err.splitlines() if "overlap=" in line] == ["0", "1"]
-    # The psum layout, rows outside every group poisoned, under the switch.
-    monkeypatch.setenv("DG_GEMM_EPILOGUE_OVERLAP", "1")
-    _check_psum_poisoned(sizes, n, k, zero_padding=True)
-    assert "overlap=1" in capfd.readouterr().err
-
-
 def test_grouped_bitwise_deterministic() -> None:
     a, b, _, _ = _masked_case(8, 256, 512, 1024)
     masked_m = torch.tensor([256, 10, 0, 100, 256, 33, 129, 200], dtype=torch.int32, device="cuda")
