@@ -23,7 +23,7 @@ probe=${1:-build/trace/tma_probe}
 "$probe" 4096 32768 512 --tile 128x192,256x128 --mode single,lead --hold ideal,ideal*1.2 --store 1
 "$probe" 4096 24576 1536 --tile 128x192,256x128 --mode single,lead --hold ideal,ideal*1.2 --store 1
 "$probe" 4096 4096 7168 --tile 256x128 --mode single,half,lead --hold ideal,ideal*1.2 --store 1
-# The decode shapes (m = 64 and 128 at k = 7168, 0.89-0.91 of upstream in-run): the heuristic's
+# The decode shapes (m = 64 and 128 at k = 7168, 0.89-0.91 of upstream in-run on the H200): the heuristic's
 # 64-row tiles, A's 64 rows read by every CTA; if pairs or fewer CTAs raise the per-SM rate here,
 # sharing A in pairs is the lever for those shapes too.
 "$probe" 64 4096 7168 --tile 64x32 --mode single,half,lead --ctas 132,66 --hold 0

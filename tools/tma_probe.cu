@@ -504,10 +504,10 @@ int selftest() {
       failures += sa != want_a || sb != want_b || stages != want_stages || (want_stages > 0 && want_a == 0);
     }
   }
-  // The option lists' combinations and --hold's spellings.
   // The kernel's stage counts (docs: 256x128 three, 128x192 and 128x176 four); none for a tile it lacks.
   failures += kernel_stages(256, 128) != 3 || kernel_stages(128, 192) != 4 || kernel_stages(128, 176) != 4 ||
               kernel_stages(256, 192) != 0;
+  // The option lists' combinations and --hold's spellings.
   const auto combos = product({{"a", "b"}, {"1"}, {"x", "y", "z"}});
   failures += combos.size() != 6 || combos[1] != std::vector<std::string>{"a", "1", "y"} || combos[5][0] != "b";
   failures += hold_cycles("ideal", 256, 128) != 1024 || hold_cycles("ideal*1.5", 128, 192) != 1152 ||
