@@ -1387,7 +1387,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       fp8_blocks(kNoSplit, kAllWaves);
     }
 
-    DG_TRACE(tracer.main_done();)
+    DG_TRACE(tracer.main_done(wg_thread == 0);)
 
     // ---------------------------------------------------------------- split K
     // Note [split K in a cluster]: the second CTA of the cluster stages its float32 partial

@@ -48,12 +48,13 @@ struct Tracer {
   int role;
   int count = 0;
   unsigned long long start_clk = 0, start_ns = 0, wait_from = 0;
-  uint32_t main_clk = 0, wait_clk = 0, k_blocks = 0, early_wait_clk = 0;
+  uint32_t wait_clk = 0, k_blocks = 0, early_wait_clk = 0;
+  bool main_set = false;
 
   __device__ __forceinline__ void begin(int blocks) {
     start_clk = clock64();
     start_ns = global_ns();
-    main_clk = 0;
+    main_set = false;
     wait_clk = 0;
     early_wait_clk = 0;
     k_blocks = static_cast<uint32_t>(blocks);
@@ -65,20 +66,32 @@ struct Tracer {
     wait_clk += waited;
     if (early) early_wait_clk += waited;
   }
-  __device__ __forceinline__ void main_done() { main_clk = static_cast<uint32_t>(clock64() - start_clk); }
+  // The end of the K loop, stored at once by `writer` (a volatile store, which ptxas keeps in
+  // place; a clock value kept in a register until end() was read only after the epilogue, the
+  // scheduler having sunk the read to its use).
+  __device__ __forceinline__ void main_done(bool writer) {
+    const unsigned long long now = clock64();
+    main_set = true;
+    if (writer && count < kMaxItems) {
+      uint32_t* at = &g_records[(blockIdx.x * kRoles + role) * kMaxItems + count].main_clk;
+      asm volatile("st.volatile.global.u32 [%0], %1;" ::"l"(at), "r"(static_cast<uint32_t>(now - start_clk))
+                   : "memory");
+    }
+  }
   __device__ __forceinline__ void end(bool writer) {
     if (writer && count < kMaxItems) {
       const unsigned long long now_clk = clock64(), now_ns = global_ns();
-      g_records[(blockIdx.x * kRoles + role) * kMaxItems + count] =
-          Record{start_clk,
-                 start_ns,
-                 main_clk != 0 ? main_clk : static_cast<uint32_t>(now_clk - start_clk),
-                 static_cast<uint32_t>(now_clk - start_clk),
-                 static_cast<uint32_t>(now_ns - start_ns),
-                 wait_clk,
-                 k_blocks,
-                 early_wait_clk};
+      Record& r = g_records[(blockIdx.x * kRoles + role) * kMaxItems + count];
+      r.start_clk = start_clk;
+      r.start_ns = start_ns;
+      if (!main_set) r.main_clk = static_cast<uint32_t>(now_clk - start_clk);  // (no K loop end marked)
+      r.end_clk = static_cast<uint32_t>(now_clk - start_clk);
+      r.end_ns = static_cast<uint32_t>(now_ns - start_ns);
+      r.wait_clk = wait_clk;
+      r.k_blocks = k_blocks;
+      r.early_wait_clk = early_wait_clk;
     }
+    main_set = false;
     ++count;
   }
   __device__ __forceinline__ void flush(bool writer) {
