@@ -66,9 +66,9 @@ struct Tracer {
     wait_clk += waited;
     if (early) early_wait_clk += waited;
   }
-  // The end of the K loop, stored at once by `writer` (a volatile store, which ptxas keeps in
-  // place; a clock value kept in a register until end() was read only after the epilogue, the
-  // scheduler having sunk the read to its use).
+  // The end of the K loop, stored at once by `writer` (end()'s writer) with a volatile store,
+  // which ptxas keeps in place: a clock value kept in a register until end() was read only after
+  // the epilogue, the scheduler having sunk the read to its use.  (begin() clears main_set.)
   __device__ __forceinline__ void main_done(bool writer) {
     const unsigned long long now = clock64();
     main_set = true;
@@ -91,7 +91,6 @@ struct Tracer {
       r.k_blocks = k_blocks;
       r.early_wait_clk = early_wait_clk;
     }
-    main_set = false;
     ++count;
   }
   __device__ __forceinline__ void flush(bool writer) {
