@@ -17,6 +17,12 @@
 //            128 columns or more);
 //   paired   two K blocks' chains into two scratch buffers, the first folded while the second
 //            runs (128 x BN <= 128 only: the registers of two whole scratch buffers);
+//   mma-half as mma, each wave's columns in two chains of BN / 2 (the chunked modes' wgmma shape
+//            and shared-memory reads, without their folds);
+//   mma-wait as mma, each chain waited for before the next (whole waves' serialisation without
+//            their folds);
+//   mma-ffma as mma, with a K block's worth of fold FFMAs on registers of their own issued while
+//            the chains run (the folds' instructions without their dependence on the chains);
 // each either on a stage filled once ("static": no copies during the loop) or through a ring of
 // stages that a producer thread fills with one bulk copy per K block ("pipe": A, B, SFA and SFB,
 // as many bytes as the kernel's TMA loads, the consumers waiting on full barriers and releasing
@@ -30,6 +36,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
 //     -Icsrc -I$CUTLASS tools/wgmma_probe.cu -o build/wgmma_probe
 //   build/wgmma_probe [--check] [--k-blocks 256] [--stages 4] [--ctas 132] [--only TILE,...] [--stagger CYCLES]
+//                     [--static-only]
 // benchmarks/h200_trace.sh builds and runs it.
 
 #include <cuda_fp8.h>
@@ -55,8 +62,10 @@ namespace p = deep_gemm::cuda::sm90;
 
 constexpr int kBlockK = 128;  // FP8 values (bytes) per K block and row
 constexpr int kSmemLimit = 232448;
-enum Mode : int { kMma = 0, kWhole = 1, kChunked = 2, kPaired = 3 };
-const char* const kModeNames[] = {"mma", "whole", "chunked", "paired"};
+enum Mode : int { kMma = 0, kWhole = 1, kChunked = 2, kPaired = 3, kMmaHalves = 4, kMmaWait = 5, kMmaFfma = 6 };
+const char* const kModeNames[] = {"mma", "whole", "chunked", "paired", "mma-half", "mma-wait", "mma-ffma"};
+// Modes that accumulate straight into the tile's registers, no scales (checked unscaled).
+constexpr bool unscaled(int mode) { return mode == kMma || mode == kMmaHalves || mode == kMmaWait || mode == kMmaFfma; }
 
 template <int kBM, int kBN>
 struct Geometry {
@@ -224,6 +233,75 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
       for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
       release(kb);
     }
+  } else if constexpr (kMode == kMmaHalves) {
+    // mma with the chunked structure's instruction shape: each wave's columns as two chains of
+    // BN / 2 (the A slab read once per chain), no waits between them, no folds.
+    static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
+    constexpr int kHalfN = kBN / 2;
+#pragma unroll 1
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      wait_full(kb);
+      const uint32_t s = stage_of(kb) * kStageDesc;
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float* d = acc + w * G::kAccs + h * (kHalfN / 2);
+          chain<kHalfN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s + h * (kHalfN * kBlockK / 16), d, true);
+        }
+      }
+      p::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
+      release(kb);
+    }
+  } else if constexpr (kMode == kMmaFfma) {
+    // mma, and while the chains run, as many FFMAs as a K block's folds issue (one per accumulator)
+    // on registers of their own: whether the fold's instructions slow the tensor cores even when
+    // nothing waits for them.
+    float x[G::kAccs];
+#pragma unroll
+    for (int i = 0; i < G::kAccs; ++i) x[i] = static_cast<float>(i);
+#pragma unroll 1
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      wait_full(kb);
+      const Scales sc = scales_of(stage_of(kb));
+      const uint32_t s = stage_of(kb) * kStageDesc;
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w)
+        chain<kBN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, acc + w * G::kAccs, true);
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w) {
+#pragma unroll
+        for (int i = 0; i < G::kAccs; ++i) x[i] = fmaf(x[i], sc.lo[w], sc.sb[i & 1]);
+      }
+      p::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
+      release(kb);
+    }
+    if (stagger == -12345) {  // never (a run-time value): keeps the FFMAs' results alive
+      float sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < G::kAccs; ++i) sum += x[i];
+      out[0] = sum;
+    }
+  } else if constexpr (kMode == kMmaWait) {
+    // mma with whole waves' waits: each wave's chain waited for before the next goes out, no folds
+    // (the serialisation alone, without the fold's instructions).
+#pragma unroll 1
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      wait_full(kb);
+      const uint32_t s = stage_of(kb) * kStageDesc;
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w) {
+        chain<kBN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, acc + w * G::kAccs, true);
+        p::wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < G::kAccs; ++i) p::fence_operand(acc[w * G::kAccs + i]);
+      }
+      release(kb);
+    }
   } else if constexpr (kMode == kWhole) {
     float part[G::kAccs];
 #pragma unroll 1
@@ -382,7 +460,7 @@ std::vector<double> reference(const Records& rec, int bm, int bn, int k_blocks, 
 
 struct Options {
   int k_blocks = 256, stages = 0, ctas = 0, repeats = 5, stagger = 0;
-  bool check = false;
+  bool check = false, static_only = false;
   std::string only;
 };
 
@@ -407,14 +485,14 @@ void run_one(const Options& opt, int num_sms) {
   CHECK(cudaMalloc(&d_cycles, sizeof(long long) * ctas * G::kWarpgroups));
   CHECK(cudaMemcpy(d_records, rec.bytes.data(), rec.bytes.size(), cudaMemcpyHostToDevice));
   const char* const pipe_names[] = {"static", "pipe", "pipe-cp"};
-  for (int pipe = 0; pipe < 3; ++pipe) {
+  for (int pipe = 0; pipe < (opt.static_only ? 1 : 3); ++pipe) {
     if (opt.check) {
       // Static runs add K block 0 four times; the pipe reads the four K blocks.
       kernel<<<1, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, opt.stagger, d_out, d_cycles);
       CHECK(cudaDeviceSynchronize());
       std::vector<float> got(static_cast<size_t>(kBM) * kBN);
       CHECK(cudaMemcpy(got.data(), d_out, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
-      std::vector<double> want = reference(rec, kBM, kBN, pipe ? k_blocks : 1, kMode != kMma);
+      std::vector<double> want = reference(rec, kBM, kBN, pipe ? k_blocks : 1, !unscaled(kMode));
       if (!pipe) {
         for (double& v : want) v *= k_blocks;
       }
@@ -484,6 +562,8 @@ int main(int argc, char** argv) {
       opt.repeats = std::atoi(value());
     } else if (a == "--stagger") {
       opt.stagger = std::atoi(value());
+    } else if (a == "--static-only") {
+      opt.static_only = true;
     } else if (a == "--only") {
       opt.only = value();
     } else {
@@ -500,13 +580,29 @@ int main(int argc, char** argv) {
   run_one<256, 128, kMma>(opt, num_sms);
   run_one<256, 128, kWhole>(opt, num_sms);
   run_one<256, 128, kChunked>(opt, num_sms);
+  run_one<256, 128, kMmaHalves>(opt, num_sms);
+  run_one<256, 128, kMmaWait>(opt, num_sms);
+  run_one<256, 128, kMmaFfma>(opt, num_sms);
   run_one<128, 192, kMma>(opt, num_sms);
   run_one<128, 192, kWhole>(opt, num_sms);
   run_one<128, 192, kChunked>(opt, num_sms);
+  run_one<128, 192, kMmaHalves>(opt, num_sms);
+  run_one<128, 192, kMmaWait>(opt, num_sms);
+  run_one<128, 192, kMmaFfma>(opt, num_sms);
   run_one<128, 128, kMma>(opt, num_sms);
   run_one<128, 128, kWhole>(opt, num_sms);
   run_one<128, 128, kChunked>(opt, num_sms);
   run_one<128, 128, kPaired>(opt, num_sms);
   run_one<128, 256, kMma>(opt, num_sms);
+  // One math warpgroup: whether a warpgroup alone keeps the tensor cores at their rate, and what
+  // the fold costs when no other warpgroup's chains can cover it.
+  run_one<64, 128, kMma>(opt, num_sms);
+  run_one<64, 128, kMmaWait>(opt, num_sms);
+  run_one<64, 128, kMmaFfma>(opt, num_sms);
+  run_one<64, 128, kWhole>(opt, num_sms);
+  run_one<64, 128, kChunked>(opt, num_sms);
+  run_one<64, 192, kMma>(opt, num_sms);
+  run_one<64, 192, kWhole>(opt, num_sms);
+  run_one<64, 192, kChunked>(opt, num_sms);
   return 0;
 }
