@@ -23,6 +23,11 @@
 //            their folds);
 //   mma-ffma as mma, with a K block's worth of fold FFMAs on registers of their own issued while
 //            the chains run (the folds' instructions without their dependence on the chains);
+//   mma-il   as mma-half, the two chains' steps interleaved in issue order (two independent
+//            accumulations in one warp's queue);
+//   whole-il whole waves, each wave as two interleaved chains of BN / 2 into two scratch buffers,
+//            waited for, then both folded;
+// and a 192x128 tile on three math warpgroups (one 64-row slab each, 152 registers a thread).
 // each either on a stage filled once ("static": no copies during the loop) or through a ring of
 // stages that a producer thread fills with one bulk copy per K block ("pipe": A, B, SFA and SFB,
 // as many bytes as the kernel's TMA loads, the consumers waiting on full barriers and releasing
@@ -62,14 +67,30 @@ namespace p = deep_gemm::cuda::sm90;
 
 constexpr int kBlockK = 128;  // FP8 values (bytes) per K block and row
 constexpr int kSmemLimit = 232448;
-enum Mode : int { kMma = 0, kWhole = 1, kChunked = 2, kPaired = 3, kMmaHalves = 4, kMmaWait = 5, kMmaFfma = 6 };
-const char* const kModeNames[] = {"mma", "whole", "chunked", "paired", "mma-half", "mma-wait", "mma-ffma"};
+enum Mode : int {
+  kMma = 0,
+  kWhole = 1,
+  kChunked = 2,
+  kPaired = 3,
+  kMmaHalves = 4,
+  kMmaWait = 5,
+  kMmaFfma = 6,
+  kMmaInterleaved = 7,
+  kWholeInterleaved = 8
+};
+const char* const kModeNames[] = {"mma",      "whole",    "chunked", "paired",  "mma-half",
+                                  "mma-wait", "mma-ffma", "mma-il",  "whole-il"};
 // Modes that accumulate straight into the tile's registers, no scales (checked unscaled).
-constexpr bool unscaled(int mode) { return mode == kMma || mode == kMmaHalves || mode == kMmaWait || mode == kMmaFfma; }
+constexpr bool unscaled(int mode) {
+  return mode == kMma || mode == kMmaHalves || mode == kMmaWait || mode == kMmaFfma || mode == kMmaInterleaved;
+}
 
 template <int kBM, int kBN>
 struct Geometry {
-  static constexpr int kWarpgroups = kBM == 64 ? 1 : 2;  // math warpgroups, 64 rows each per wave
+  // Math warpgroups, 64 rows each per wave: one at 64 rows, three at 192 (one wave), else two.
+  static constexpr int kWarpgroups = kBM == 64 ? 1 : kBM == 192 ? 3 : 2;
+  // Registers per consumer thread: three math warpgroups and the producer's 40 share 64K.
+  static constexpr int kConsumerRegs = kWarpgroups == 3 ? 152 : 232;
   static constexpr int kWaveRows = 64 * kWarpgroups;
   static constexpr int kWaves = kBM / kWaveRows;
   static constexpr int kAccs = kBN / 2;  // accumulator floats per thread and wave
@@ -175,7 +196,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     }
     return;
   }
-  p::regs_increase<232>();
+  p::regs_increase<G::kConsumerRegs>();
   const int wg_warp = (threadIdx.x / 32) % 4;
   const int row_lo = warpgroup * 64 + wg_warp * 16 + lane / 4;  // wave 0's rows row_lo, row_lo + 8
   const uint32_t desc_a0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem + warpgroup * 64 * kBlockK), 0);
@@ -285,6 +306,69 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
 #pragma unroll
       for (int i = 0; i < G::kAccs; ++i) sum += x[i];
       out[0] = sum;
+    }
+  } else if constexpr (kMode == kMmaInterleaved) {
+    // mma-half with the two chains' k32 steps interleaved in issue order (h0 k0, h1 k0, h0 k1, ...),
+    // so that one warp's queue holds two independent accumulations.
+    static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
+    constexpr int kHalfN = kBN / 2;
+#pragma unroll 1
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      wait_full(kb);
+      const uint32_t s = stage_of(kb) * kStageDesc;
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w) {
+        p::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockK / 32; ++kk) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            p::fp8_wgmma<kHalfN>(p::gmma_desc_k_sw128_at(desc_a0 + s + w * kWaveDesc + 2 * kk),
+                                 p::gmma_desc_k_sw128_at(desc_b0 + s + h * (kHalfN * kBlockK / 16) + 2 * kk),
+                                 acc + w * G::kAccs + h * (kHalfN / 2), true);
+          }
+        }
+        p::wgmma_commit();
+      }
+      p::wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
+      release(kb);
+    }
+  } else if constexpr (kMode == kWholeInterleaved) {
+    // whole waves, each wave's columns as two interleaved chains of BN / 2 into two scratch
+    // buffers (the registers of one whole one), waited for, then both folded.
+    static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
+    constexpr int kHalfN = kBN / 2, kHalfAccs = kHalfN / 2;
+    float part[2][kHalfAccs];
+#pragma unroll 1
+    for (int kb = 0; kb < k_blocks; ++kb) {
+      wait_full(kb);
+      const Scales sc = scales_of(stage_of(kb));
+      const uint32_t s = stage_of(kb) * kStageDesc;
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w) {
+        p::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBlockK / 32; ++kk) {
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            p::fp8_wgmma<kHalfN>(p::gmma_desc_k_sw128_at(desc_a0 + s + w * kWaveDesc + 2 * kk),
+                                 p::gmma_desc_k_sw128_at(desc_b0 + s + h * (kHalfN * kBlockK / 16) + 2 * kk),
+                                 part[h], kk > 0);
+          }
+        }
+        p::wgmma_commit();
+        p::wgmma_wait<0>();
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+#pragma unroll
+          for (int i = 0; i < kHalfAccs; ++i) p::fence_operand(part[h][i]);
+        }
+        if (w == G::kWaves - 1) release(kb);
+        fold<kHalfN / 8>(acc + w * G::kAccs, part[0], 0, sc.lo[w], sc.hi[w], sc.sb);
+        fold<kHalfN / 8>(acc + w * G::kAccs, part[1], kHalfN / 8, sc.lo[w], sc.hi[w], sc.sb);
+      }
     }
   } else if constexpr (kMode == kMmaWait) {
     // mma with whole waves' waits: each wave's chain waited for before the next goes out, no folds
@@ -583,12 +667,20 @@ int main(int argc, char** argv) {
   run_one<256, 128, kMmaHalves>(opt, num_sms);
   run_one<256, 128, kMmaWait>(opt, num_sms);
   run_one<256, 128, kMmaFfma>(opt, num_sms);
+  run_one<256, 128, kMmaInterleaved>(opt, num_sms);
+  run_one<256, 128, kWholeInterleaved>(opt, num_sms);
   run_one<128, 192, kMma>(opt, num_sms);
   run_one<128, 192, kWhole>(opt, num_sms);
   run_one<128, 192, kChunked>(opt, num_sms);
   run_one<128, 192, kMmaHalves>(opt, num_sms);
   run_one<128, 192, kMmaWait>(opt, num_sms);
   run_one<128, 192, kMmaFfma>(opt, num_sms);
+  run_one<128, 192, kWholeInterleaved>(opt, num_sms);
+  // Three math warpgroups, one 64-row slab each: while one folds, two others' chains run.
+  run_one<192, 128, kMma>(opt, num_sms);
+  run_one<192, 128, kWhole>(opt, num_sms);
+  run_one<192, 128, kChunked>(opt, num_sms);
+  run_one<192, 128, kWholeInterleaved>(opt, num_sms);
   run_one<128, 128, kMma>(opt, num_sms);
   run_one<128, 128, kWhole>(opt, num_sms);
   run_one<128, 128, kChunked>(opt, num_sms);
@@ -599,6 +691,9 @@ int main(int argc, char** argv) {
   run_one<64, 128, kMma>(opt, num_sms);
   run_one<64, 128, kMmaWait>(opt, num_sms);
   run_one<64, 128, kMmaFfma>(opt, num_sms);
+  run_one<64, 128, kMmaHalves>(opt, num_sms);
+  run_one<64, 128, kMmaInterleaved>(opt, num_sms);
+  run_one<64, 128, kWholeInterleaved>(opt, num_sms);
   run_one<64, 128, kWhole>(opt, num_sms);
   run_one<64, 128, kChunked>(opt, num_sms);
   run_one<64, 192, kMma>(opt, num_sms);
