@@ -354,8 +354,8 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             p::fp8_wgmma<kHalfN>(p::gmma_desc_k_sw128_at(desc_a0 + s + w * kWaveDesc + 2 * kk),
-                                 p::gmma_desc_k_sw128_at(desc_b0 + s + h * (kHalfN * kBlockK / 16) + 2 * kk),
-                                 part[h], kk > 0);
+                                 p::gmma_desc_k_sw128_at(desc_b0 + s + h * (kHalfN * kBlockK / 16) + 2 * kk), part[h],
+                                 kk > 0);
           }
         }
         p::wgmma_commit();
