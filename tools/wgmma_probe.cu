@@ -32,7 +32,9 @@
 // stages that a producer thread fills with one bulk copy per K block ("pipe": A, B, SFA and SFB,
 // as many bytes as the kernel's TMA loads, the consumers waiting on full barriers and releasing
 // empty ones as the kernel does), or with A and B by bulk copy and the scales as the kernel's
-// producer copies them, 4 bytes per lane by cp.async ("pipe-cp"; upstream loads SFA by TMA).  Reported per
+// producer copies them, 4 bytes per lane by cp.async ("pipe-cp"; upstream loads SFA by TMA), or through the
+// ring's barriers alone, every stage filled once ("handshake": the pipe's waits and releases without its
+// copies; with --static-only it runs when --handshake is given).  Reported per
 // configuration: SM cycles per K block (median over CTAs and warpgroups) against the tensor cores' ideal BLOCK_M x
 // BLOCK_N x 128 / 4096, and the grid's FP8 TFLOP/s from CUDA events.  `--check` first runs every configuration on 4 K
 // blocks and compares the tile with a float64 product on the host (the scaled sum for the folding modes).
@@ -41,7 +43,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
 //     -Icsrc -I$CUTLASS tools/wgmma_probe.cu -o build/wgmma_probe
 //   build/wgmma_probe [--check] [--k-blocks 256] [--stages 4] [--ctas 132] [--only TILE,...] [--stagger CYCLES]
-//                     [--static-only]
+//                     [--static-only [--handshake]]
 // benchmarks/h200_trace.sh builds and runs it.
 
 #include <cuda_fp8.h>
@@ -142,7 +144,9 @@ template <int kBM, int kBN, int kMode>
 __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     probe_kernel(const uint8_t* records, int k_blocks, int stages, int pipe, int stagger, float* out,
                  long long* cycles) {
-  // pipe: 0 static, 1 one bulk copy per stage, 2 A and B by bulk copy and the scales by cp.async.
+  // pipe: 0 static, 1 one bulk copy per stage, 2 A and B by bulk copy and the scales by cp.async,
+  // 3 handshake: every stage filled once with K block 0, then the ring's barriers alone (the
+  // producer waits for a free stage and arrives on its full barrier, copying nothing).
   using G = Geometry<kBM, kBN>;
   static_assert(kMode != kPaired || (kBM == 128 && kBN <= 128), "paired: two whole scratch buffers of a 128-row tile");
   extern __shared__ uint8_t raw[];
@@ -157,17 +161,25 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     }
     p::fence_mbar_init();
   }
-  if (!pipe) {  // static: stage 0 holds K block 0 for the whole loop
+  if (pipe == 0 || pipe == 3) {  // static: stage 0 holds K block 0 for the whole loop (handshake: every stage)
     const uint4* src = reinterpret_cast<const uint4*>(records);
-    uint4* dst = reinterpret_cast<uint4*>(smem);
-    for (int i = threadIdx.x; i < G::kRecordBytes / 16; i += blockDim.x) dst[i] = src[i];
+    for (int st = 0; st < (pipe == 3 ? stages : 1); ++st) {
+      uint4* dst = reinterpret_cast<uint4*>(smem + st * G::kStageBytes);
+      for (int i = threadIdx.x; i < G::kRecordBytes / 16; i += blockDim.x) dst[i] = src[i];
+    }
     p::fence_async_shared();
   }
   __syncthreads();
 
   if (warpgroup == G::kWarpgroups) {  // the producer
     p::regs_decrease<40>();
-    if (pipe && threadIdx.x % 128 < 32) {
+    if (pipe == 3 && threadIdx.x % 128 < 32) {
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        const int s = kb % stages;
+        p::mbar_wait(&empty[s], ((kb / stages) & 1) ^ 1);
+        if (lane == 0) p::mbar_arrive(&full[s]);
+      }
+    } else if (pipe && threadIdx.x % 128 < 32) {
       const int bulk_bytes = pipe == 2 ? G::kABytes + G::kBBytes : G::kRecordBytes;
       for (int kb = 0; kb < k_blocks; ++kb) {
         const int s = kb % stages;
@@ -544,7 +556,7 @@ std::vector<double> reference(const Records& rec, int bm, int bn, int k_blocks, 
 
 struct Options {
   int k_blocks = 256, stages = 0, ctas = 0, repeats = 5, stagger = 0;
-  bool check = false, static_only = false;
+  bool check = false, static_only = false, handshake = false;
   std::string only;
 };
 
@@ -568,16 +580,18 @@ void run_one(const Options& opt, int num_sms) {
   CHECK(cudaMalloc(&d_out, sizeof(float) * kBM * kBN));
   CHECK(cudaMalloc(&d_cycles, sizeof(long long) * ctas * G::kWarpgroups));
   CHECK(cudaMemcpy(d_records, rec.bytes.data(), rec.bytes.size(), cudaMemcpyHostToDevice));
-  const char* const pipe_names[] = {"static", "pipe", "pipe-cp"};
-  for (int pipe = 0; pipe < (opt.static_only ? 1 : 3); ++pipe) {
+  const char* const pipe_names[] = {"static", "pipe", "pipe-cp", "handshake"};
+  for (int pipe = 0; pipe < 4; ++pipe) {
+    if (opt.static_only && pipe != 0 && !(pipe == 3 && opt.handshake)) continue;
     if (opt.check) {
       // Static runs add K block 0 four times; the pipe reads the four K blocks.
       kernel<<<1, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, opt.stagger, d_out, d_cycles);
       CHECK(cudaDeviceSynchronize());
       std::vector<float> got(static_cast<size_t>(kBM) * kBN);
       CHECK(cudaMemcpy(got.data(), d_out, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
-      std::vector<double> want = reference(rec, kBM, kBN, pipe ? k_blocks : 1, !unscaled(kMode));
-      if (!pipe) {
+      const bool block0 = pipe == 0 || pipe == 3;  // K block 0 every time
+      std::vector<double> want = reference(rec, kBM, kBN, block0 ? 1 : k_blocks, !unscaled(kMode));
+      if (block0) {
         for (double& v : want) v *= k_blocks;
       }
       const double d = diff_of(got, want);
@@ -648,6 +662,8 @@ int main(int argc, char** argv) {
       opt.stagger = std::atoi(value());
     } else if (a == "--static-only") {
       opt.static_only = true;
+    } else if (a == "--handshake") {
+      opt.handshake = true;
     } else if (a == "--only") {
       opt.only = value();
     } else {
