@@ -253,28 +253,32 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     }
   }
   const long long t0 = clock64();
-  if constexpr (kMode == kMma) {
+  // The modes that accumulate straight into the tile's registers share one K loop: wait for the
+  // stage, issue the block's chains (issue_block(kb, the stage's descriptor offset)), wait for
+  // them all, release the stage.
+  [[maybe_unused]] auto straight = [&](auto issue_block) {
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
       wait_full(kb);
-      const uint32_t s = stage_of(kb) * kStageDesc;
-#pragma unroll
-      for (int w = 0; w < G::kWaves; ++w)
-        chain<kBN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, acc + w * G::kAccs, true);
+      issue_block(kb, stage_of(kb) * kStageDesc);
       p::wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
       release(kb);
     }
+  };
+  if constexpr (kMode == kMma) {
+    straight([&](int, uint32_t s) {
+#pragma unroll
+      for (int w = 0; w < G::kWaves; ++w)
+        chain<kBN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, acc + w * G::kAccs, true);
+    });
   } else if constexpr (kMode == kMmaHalves) {
     // mma with the chunked structure's instruction shape: each wave's columns as two chains of
     // BN / 2 (the A slab read once per chain), no waits between them, no folds.
     static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
     constexpr int kHalfN = kBN / 2;
-#pragma unroll 1
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      wait_full(kb);
-      const uint32_t s = stage_of(kb) * kStageDesc;
+    straight([&](int, uint32_t s) {
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w) {
 #pragma unroll
@@ -283,11 +287,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
           chain<kHalfN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s + h * (kHalfN * kBlockK / 16), d, true);
         }
       }
-      p::wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
-      release(kb);
-    }
+    });
   } else if constexpr (kMode == kMmaFfma) {
     // mma, and while the chains run, as many FFMAs as a K block's folds issue (one per accumulator)
     // on registers of their own: whether the fold's instructions slow the tensor cores even when
@@ -295,11 +295,8 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     float x[G::kAccs];
 #pragma unroll
     for (int i = 0; i < G::kAccs; ++i) x[i] = static_cast<float>(i);
-#pragma unroll 1
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      wait_full(kb);
+    straight([&](int kb, uint32_t s) {
       const Scales sc = scales_of(stage_of(kb));
-      const uint32_t s = stage_of(kb) * kStageDesc;
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w)
         chain<kBN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, acc + w * G::kAccs, true);
@@ -308,11 +305,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < G::kAccs; ++i) x[i] = fmaf(x[i], sc.lo[w], sc.sb[i & 1]);
       }
-      p::wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
-      release(kb);
-    }
+    });
     if (stagger == -12345) {  // never (a run-time value): keeps the FFMAs' results alive
       float sum = 0.0f;
 #pragma unroll
@@ -324,10 +317,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     // so that one warp's queue holds two independent accumulations.
     static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
     constexpr int kHalfN = kBN / 2;
-#pragma unroll 1
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      wait_full(kb);
-      const uint32_t s = stage_of(kb) * kStageDesc;
+    straight([&](int, uint32_t s) {
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w) {
         p::wgmma_fence();
@@ -342,11 +332,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
         }
         p::wgmma_commit();
       }
-      p::wgmma_wait<0>();
-#pragma unroll
-      for (int i = 0; i < G::kWaves * G::kAccs; ++i) p::fence_operand(acc[i]);
-      release(kb);
-    }
+    });
   } else if constexpr (kMode == kWholeInterleaved) {
     // whole waves, each wave's columns as two interleaved chains of BN / 2 into two scratch
     // buffers (the registers of one whole one), waited for, then both folded.
