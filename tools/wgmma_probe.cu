@@ -69,6 +69,11 @@ namespace p = deep_gemm::cuda::sm90;
 
 constexpr int kBlockK = 128;  // FP8 values (bytes) per K block and row
 constexpr int kSmemLimit = 232448;
+// How the stages are filled: once (static); by one bulk copy per K block; by a bulk copy of A and B
+// and the scales by cp.async; or once, with the ring's barriers still passed (handshake).
+enum Pipe : int { kStatic = 0, kBulk = 1, kBulkCp = 2, kHandshake = 3, kPipes = 4 };
+// The pipes whose every K block reads K block 0 (filled once).
+constexpr bool block0_only(int pipe) { return pipe == kStatic || pipe == kHandshake; }
 enum Mode : int {
   kMma = 0,
   kWhole = 1,
@@ -140,13 +145,29 @@ __device__ __forceinline__ void chain(uint32_t desc_a, uint32_t desc_b, float* d
   p::wgmma_commit();
 }
 
+// Two such chains of kN columns each, their k32 steps interleaved in issue order (the first's
+// k0, the second's k0, the first's k1, ...): columns from desc_b0's and desc_b1's addresses, into
+// d0 and d1.
+template <int kN>
+__device__ __forceinline__ void chain_pair(uint32_t desc_a, uint32_t desc_b0, uint32_t desc_b1, float* d0, float* d1,
+                                           bool accumulate) {
+  p::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kBlockK / 32; ++kk) {
+    p::fp8_wgmma<kN>(p::gmma_desc_k_sw128_at(desc_a + 2 * kk), p::gmma_desc_k_sw128_at(desc_b0 + 2 * kk), d0,
+                     accumulate || kk > 0);
+    p::fp8_wgmma<kN>(p::gmma_desc_k_sw128_at(desc_a + 2 * kk), p::gmma_desc_k_sw128_at(desc_b1 + 2 * kk), d1,
+                     accumulate || kk > 0);
+  }
+  p::wgmma_commit();
+}
+
 template <int kBM, int kBN, int kMode>
 __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
     probe_kernel(const uint8_t* records, int k_blocks, int stages, int pipe, int stagger, float* out,
                  long long* cycles) {
-  // pipe: 0 static, 1 one bulk copy per stage, 2 A and B by bulk copy and the scales by cp.async,
-  // 3 handshake: every stage filled once with K block 0, then the ring's barriers alone (the
-  // producer waits for a free stage and arrives on its full barrier, copying nothing).
+  // pipe (Pipe): handshake fills every stage once with K block 0, then passes the ring's barriers
+  // alone (the producer waits for a free stage and arrives on its full barrier, copying nothing).
   using G = Geometry<kBM, kBN>;
   static_assert(kMode != kPaired || (kBM == 128 && kBN <= 128), "paired: two whole scratch buffers of a 128-row tile");
   extern __shared__ uint8_t raw[];
@@ -156,14 +177,14 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
   const int warpgroup = threadIdx.x / 128, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      p::mbar_init(&full[s], pipe == 2 ? 1 + 32 : 1);  // (+ each lane's cp.async arrival)
+      p::mbar_init(&full[s], pipe == kBulkCp ? 1 + 32 : 1);  // (+ each lane's cp.async arrival)
       p::mbar_init(&empty[s], G::kWarpgroups * 4);  // every consumer warp
     }
     p::fence_mbar_init();
   }
-  if (pipe == 0 || pipe == 3) {  // static: stage 0 holds K block 0 for the whole loop (handshake: every stage)
+  if (block0_only(pipe)) {  // static: stage 0 holds K block 0 for the whole loop (handshake: every stage)
     const uint4* src = reinterpret_cast<const uint4*>(records);
-    for (int st = 0; st < (pipe == 3 ? stages : 1); ++st) {
+    for (int st = 0; st < (pipe == kHandshake ? stages : 1); ++st) {
       uint4* dst = reinterpret_cast<uint4*>(smem + st * G::kStageBytes);
       for (int i = threadIdx.x; i < G::kRecordBytes / 16; i += blockDim.x) dst[i] = src[i];
     }
@@ -173,14 +194,14 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
 
   if (warpgroup == G::kWarpgroups) {  // the producer
     p::regs_decrease<40>();
-    if (pipe == 3 && threadIdx.x % 128 < 32) {
+    if (pipe == kHandshake && threadIdx.x % 128 < 32) {
       for (int kb = 0; kb < k_blocks; ++kb) {
         const int s = kb % stages;
         p::mbar_wait(&empty[s], ((kb / stages) & 1) ^ 1);
         if (lane == 0) p::mbar_arrive(&full[s]);
       }
-    } else if (pipe && threadIdx.x % 128 < 32) {
-      const int bulk_bytes = pipe == 2 ? G::kABytes + G::kBBytes : G::kRecordBytes;
+    } else if (pipe != kStatic && threadIdx.x % 128 < 32) {
+      const int bulk_bytes = pipe == kBulkCp ? G::kABytes + G::kBBytes : G::kRecordBytes;
       for (int kb = 0; kb < k_blocks; ++kb) {
         const int s = kb % stages;
         uint8_t* stage = smem + s * G::kStageBytes;
@@ -194,7 +215,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
           p::mbar_arrive_expect_tx(&full[s], bulk_bytes);
           p::bulk_load(stage, record, bulk_bytes, &full[s]);
         }
-        if (pipe == 2) {  // the kernel's scale copies: SFA a float per row, SFB two floats
+        if (pipe == kBulkCp) {  // the kernel's scale copies: SFA a float per row, SFB two floats
 #pragma unroll
           for (int j = 0; j < kBM / 32; ++j) {
             const int off = G::kOffSfa + 4 * (lane + 32 * j);
@@ -204,7 +225,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
           p::cp_async_arrive_noinc(&full[s]);
         }
       }
-      if (pipe == 2) asm volatile("cp.async.wait_all;" ::: "memory");  // (no copy outlives its thread)
+      if (pipe == kBulkCp) asm volatile("cp.async.wait_all;" ::: "memory");  // (no copy outlives its thread)
     }
     return;
   }
@@ -214,20 +235,26 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
   const uint32_t desc_a0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem + warpgroup * 64 * kBlockK), 0);
   const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem + G::kABytes), 0);
   constexpr uint32_t kStageDesc = G::kStageBytes / 16, kWaveDesc = G::kWaveRows * kBlockK / 16;
+  // The modes in halves (mma-half, mma-il, whole-il): chains of BN / 2 columns, the second half's
+  // B rows kHalfDesc descriptor units on.
+  constexpr bool kHalves = kMode == kMmaHalves || kMode == kMmaInterleaved || kMode == kWholeInterleaved;
+  static_assert(!kHalves || kBN % 32 == 0, "halves of whole 16-column groups");
+  constexpr int kHalfN = kBN / 2;
+  constexpr uint32_t kHalfDesc = kHalfN * kBlockK / 16;
 
   float acc[G::kWaves * G::kAccs];
 #pragma unroll
   for (int i = 0; i < G::kWaves * G::kAccs; ++i) acc[i] = 0.0f;
   auto wait_full = [&](int kb) {
-    if (pipe) p::mbar_wait(&full[kb % stages], (kb / stages) & 1);
+    if (pipe != kStatic) p::mbar_wait(&full[kb % stages], (kb / stages) & 1);
   };
   auto release = [&](int kb) {
-    if (pipe) {
+    if (pipe != kStatic) {
       __syncwarp();
       if (lane == 0) p::mbar_arrive(&empty[kb % stages]);
     }
   };
-  auto stage_of = [&](int kb) { return pipe ? kb % stages : 0; };
+  auto stage_of = [&](int kb) { return pipe != kStatic ? kb % stages : 0; };
   struct Scales {
     float lo[G::kWaves], hi[G::kWaves], sb[2];
   };
@@ -276,15 +303,13 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
   } else if constexpr (kMode == kMmaHalves) {
     // mma with the chunked structure's instruction shape: each wave's columns as two chains of
     // BN / 2 (the A slab read once per chain), no waits between them, no folds.
-    static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
-    constexpr int kHalfN = kBN / 2;
     straight([&](int, uint32_t s) {
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           float* d = acc + w * G::kAccs + h * (kHalfN / 2);
-          chain<kHalfN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s + h * (kHalfN * kBlockK / 16), d, true);
+          chain<kHalfN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s + h * kHalfDesc, d, true);
         }
       }
     });
@@ -315,29 +340,17 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
   } else if constexpr (kMode == kMmaInterleaved) {
     // mma-half with the two chains' k32 steps interleaved in issue order (h0 k0, h1 k0, h0 k1, ...),
     // so that one warp's queue holds two independent accumulations.
-    static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
-    constexpr int kHalfN = kBN / 2;
     straight([&](int, uint32_t s) {
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w) {
-        p::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBlockK / 32; ++kk) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            p::fp8_wgmma<kHalfN>(p::gmma_desc_k_sw128_at(desc_a0 + s + w * kWaveDesc + 2 * kk),
-                                 p::gmma_desc_k_sw128_at(desc_b0 + s + h * (kHalfN * kBlockK / 16) + 2 * kk),
-                                 acc + w * G::kAccs + h * (kHalfN / 2), true);
-          }
-        }
-        p::wgmma_commit();
+        chain_pair<kHalfN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, desc_b0 + s + kHalfDesc, acc + w * G::kAccs,
+                           acc + w * G::kAccs + kHalfN / 2, true);
       }
     });
   } else if constexpr (kMode == kWholeInterleaved) {
     // whole waves, each wave's columns as two interleaved chains of BN / 2 into two scratch
     // buffers (the registers of one whole one), waited for, then both folded.
-    static_assert(kBN % 32 == 0, "two chains of whole 16-column groups");
-    constexpr int kHalfN = kBN / 2, kHalfAccs = kHalfN / 2;
+    constexpr int kHalfAccs = kHalfN / 2;
     float part[2][kHalfAccs];
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
@@ -346,17 +359,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
       const uint32_t s = stage_of(kb) * kStageDesc;
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w) {
-        p::wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < kBlockK / 32; ++kk) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            p::fp8_wgmma<kHalfN>(p::gmma_desc_k_sw128_at(desc_a0 + s + w * kWaveDesc + 2 * kk),
-                                 p::gmma_desc_k_sw128_at(desc_b0 + s + h * (kHalfN * kBlockK / 16) + 2 * kk), part[h],
-                                 kk > 0);
-          }
-        }
-        p::wgmma_commit();
+        chain_pair<kHalfN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, desc_b0 + s + kHalfDesc, part[0], part[1], false);
         p::wgmma_wait<0>();
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
@@ -566,18 +569,17 @@ void run_one(const Options& opt, int num_sms) {
   CHECK(cudaMalloc(&d_out, sizeof(float) * kBM * kBN));
   CHECK(cudaMalloc(&d_cycles, sizeof(long long) * ctas * G::kWarpgroups));
   CHECK(cudaMemcpy(d_records, rec.bytes.data(), rec.bytes.size(), cudaMemcpyHostToDevice));
-  const char* const pipe_names[] = {"static", "pipe", "pipe-cp", "handshake"};
-  for (int pipe = 0; pipe < 4; ++pipe) {
-    if (opt.static_only && pipe != 0 && !(pipe == 3 && opt.handshake)) continue;
+  const char* const pipe_names[kPipes] = {"static", "pipe", "pipe-cp", "handshake"};
+  for (int pipe = 0; pipe < kPipes; ++pipe) {
+    if (opt.static_only && pipe != kStatic && !(pipe == kHandshake && opt.handshake)) continue;
     if (opt.check) {
       // Static runs add K block 0 four times; the pipe reads the four K blocks.
       kernel<<<1, G::kThreads, smem>>>(d_records, k_blocks, stages, pipe, opt.stagger, d_out, d_cycles);
       CHECK(cudaDeviceSynchronize());
       std::vector<float> got(static_cast<size_t>(kBM) * kBN);
       CHECK(cudaMemcpy(got.data(), d_out, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
-      const bool block0 = pipe == 0 || pipe == 3;  // K block 0 every time
-      std::vector<double> want = reference(rec, kBM, kBN, block0 ? 1 : k_blocks, !unscaled(kMode));
-      if (block0) {
+      std::vector<double> want = reference(rec, kBM, kBN, block0_only(pipe) ? 1 : k_blocks, !unscaled(kMode));
+      if (block0_only(pipe)) {
         for (double& v : want) v *= k_blocks;
       }
       const double d = diff_of(got, want);
