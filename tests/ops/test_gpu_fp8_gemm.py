@@ -285,6 +285,88 @@ def test_band_width_keeps_the_bits(tile: str, monkeypatch: pytest.MonkeyPatch, c
     assert printed[-len(widths) :] == ["8", "1", "3", "16", "64", "8", "8"]
 
 
+@pytest.mark.parametrize("tile", ["64x32", "64x64", "64x128", "128x128", "128x176", "128x192", "256x128"])
+@pytest.mark.parametrize("m_tail", [-8, -6])
+def test_scales_by_bulk_copy_keep_the_bits(
+    tile: str, m_tail: int, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [scales by bulk copy] (DG_GEMM_SF_BULK=1): SFA M-major, as get_mn_major_tma_aligned_tensor
+    gives it, and SFB per 128x128 block with a multiple of 4 K blocks (a K tail included) come by
+    bulk copies; forced dense tiles (the paired 64-row loop, two- and three-block SFB tiles, two
+    waves) give the same bits either way, a partial last tile included (m % 4 == 0), and with
+    m % 4 == 2, where the producer warp's copies serve under either setting, too."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    bm, bn = (int(v) for v in tile.split("x"))
+    m, n, k = 6 * bm + m_tail, 5 * bn - 24, 1472
+    (a, sfa, b, sfb), ref = _operands(m, n, k, per_row_b=False)
+    ops = (a, deep_gemm.get_mn_major_tma_aligned_tensor(sfa), b, sfb)
+    assert ops[1].stride(0) == 1 and ops[1].stride(1) % 4 == 0  # SFA M-major, 16-byte aligned columns
+    assert sfb.is_contiguous() and sfb.shape[1] % 4 == 0  # SFB K-contiguous, rows of whole 16-byte units
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_SF_BULK", ("0", "1"), ops, None, ref)
+    assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
+
+
+@pytest.mark.parametrize("tile", ["128x128", "128x192", "256x128"])
+def test_scales_by_bulk_copy_keep_the_bits_grouped(tile: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Note [scales by bulk copy] on the M-grouped items: a masked problem (groups ending inside a
+    tile, rows past masked_m left unwritten) and a contiguous psum problem (groups ending inside a
+    tile), SFA M-major, SFB per group; the same bits with the switch off and on, each against
+    float64."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    n, k = 3 * 128 + 64, 1536
+    counts = [4, 100, 132, 200, 256]
+    groups, max_m = len(counts), 256
+    x = spread_blocks(torch.randn(groups * max_m, k, device="cuda"), 1)
+    w = spread_blocks(torch.randn(groups * n, k, device="cuda"), 128)
+    a, sfa = per_token_cast_to_fp8(x, use_ue8m0=False)
+    b_parts = [per_block_cast_to_fp8(w[g * n : (g + 1) * n], use_ue8m0=False) for g in range(groups)]
+    b = torch.stack([bp[0] for bp in b_parts])
+    sfb = torch.stack([bp[1] for bp in b_parts])
+    assert sfb.is_contiguous() and sfb.shape[2] % 4 == 0
+    a3, sfa3 = a.view(groups, max_m, k), sfa.view(groups, max_m, -1)
+    sfa3_mn = deep_gemm.get_mn_major_tma_aligned_tensor(sfa3)
+    sfa_mn = deep_gemm.get_mn_major_tma_aligned_tensor(sfa)
+    assert sfa3_mn.stride(1) == 1 and sfa_mn.stride(0) == 1
+
+    def want(g: int, rows: int) -> torch.Tensor:
+        ga = sfa3[g, :rows].double().repeat_interleave(128, 1)[:, :k]
+        gb = sfb[g].double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k]
+        return (a3[g, :rows].double() * ga) @ (b[g].double() * gb).t()
+
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+    # The psum layout over A's rows: group g starts at the previous end rounded up to the
+    # alignment and holds counts[g] rows (taken from A's rows there, against B_g).
+    align = deep_gemm.get_mk_alignment_for_contiguous_layout()
+    starts, ends, prev = [], [], 0
+    for rows in counts:
+        starts.append((prev + align - 1) // align * align)
+        prev = starts[-1] + rows
+        ends.append(prev)
+    assert ends[-1] <= groups * max_m
+    layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    a_ref = a.double() * sfa.double().repeat_interleave(128, 1)[:, :k]
+    masked_outs, psum_outs = [], []
+    for bulk in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SF_BULK", bulk)
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_masked((a3, sfa3_mn), (b, sfb), d, masked_m, 192)
+        for g, rows in enumerate(counts):
+            assert calc_diff(d[g, :rows], want(g, rows)) < 2e-5
+            assert torch.isnan(d[g, rows:].float()).all()  # rows past the count are not written
+        masked_outs.append(d)
+        d2 = torch.full((groups * max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa_mn), (b, sfb), d2, layout, use_psum_layout=True)
+        for g in range(groups):
+            lo, hi = starts[g], ends[g]
+            b_ref = b[g].double() * sfb[g].double().repeat_interleave(128, 0).repeat_interleave(128, 1)[:n, :k]
+            assert calc_diff(d2[lo:hi], a_ref[lo:hi] @ b_ref.t()) < 2e-5
+        psum_outs.append(d2)
+    for g, rows in enumerate(counts):
+        assert torch.equal(masked_outs[0][g, :rows].view(torch.int16), masked_outs[1][g, :rows].view(torch.int16))
+    assert torch.equal(psum_outs[0].view(torch.int16), psum_outs[1].view(torch.int16))
+
+
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 
