@@ -197,19 +197,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
   args.slab_wait = slab_waits_own_region() ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
-  // Note [scales by bulk copy]: FP8 items of whole K (dense, M-grouped and masked problems, one
-  // CTA per tile) with SFB per 128x128 block; SFA M-major with 16-byte aligned columns and m a
-  // multiple of 4 (a tile's rows up to m are whole 16-byte units); SFB K-contiguous with rows of
-  // a multiple of 4 blocks, 16-byte aligned (each K block's 16-byte unit lies inside its row).
-  const bool item_layout = p.layout == GemmLayout::kDense || p.layout == GemmLayout::kRowIds ||
-                           p.layout == GemmLayout::kPsum || p.layout == GemmLayout::kMasked;
-  args.sf_bulk = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && item_layout && p.sfb_gran_n == 128 &&
-                         p.sfa_mn == 1 && p.sfa_k % 4 == 0 && p.sfa_group % 4 == 0 && p.m % 4 == 0 &&
-                         reinterpret_cast<uintptr_t>(p.sfa) % 16 == 0 && p.sfb_k == 1 && p.sfb_mn % 4 == 0 &&
-                         p.sfb_group % 4 == 0 && reinterpret_cast<uintptr_t>(p.sfb) % 16 == 0 &&
-                         scales_by_bulk_copy_chosen()
-                     ? 1
-                     : 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -101,7 +101,6 @@ struct KernelArgs {
   int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
-  int sf_bulk;  // an item's SFA and SFB come by bulk copies (Note [scales by bulk copy])
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -173,9 +172,7 @@ struct Traits {
   static constexpr int kAtomBBytes = kBlockN * kBlockK;
   static constexpr int kABytes = kAtomABytes * kAtoms;
   static constexpr int kBBytes = kAtomBBytes * kAtoms;
-  // Per-block SFB: a slot of three 16-byte rows, one per SFB block a tile may span; the cp.async
-  // path fills floats 0-2, the bulk copies (Note [scales by bulk copy]) each row's four K blocks.
-  static constexpr int kSfbFloats = kSfbPerRow ? kBlockN : 12;
+  static constexpr int kSfbFloats = kSfbPerRow ? kBlockN : 4;
   static constexpr int kOutBytes = kOutViaSmem ? kBlockM * kBlockN * 2 : 0;
   static constexpr int kStageBytes =
       kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
@@ -505,18 +502,8 @@ struct Producer {
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
     // A K-major B is one 2-D view across groups; an MN-major one is 3-D, the group outermost.
     constexpr bool kMnB = (kMajors & kMnMajorB) != 0;
-    // Note [scales by bulk copy]: where the host found both scale tensors laid out for it
-    // (args.sf_bulk: SFA M-major, SFB per 128x128 block and K-contiguous, 16-byte aligned rows,
-    // m a multiple of 4), lane 0 brings the stage's scales with bulk copies that complete on the
-    // stage's barrier with the operands: the tile's SFA rows that exist (up to m), and for each
-    // SFB block the tile may span, the 16 bytes holding its K block's value (four K blocks of
-    // that block's row).  No 4-byte cp.async then joins the stage, so the stage completes when
-    // its TMA bytes land, not when the producer warp's copies through L1 do.  A tile row past m,
-    // or outside the item's rows, keeps whatever its SFA slot held: such rows are computed and
-    // never written, and each row's sums use its own scale alone.
-    const int sfa_rows = args.sf_bulk ? min(kBlockM, args.m - sfa_row0) : 0;
     load(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa,
-         sfa_row0, sfb, 0, kMnB ? g : 0, 0, sfa_rows);
+         sfa_row0, sfb, 0, kMnB ? g : 0);
   }
 
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
@@ -530,14 +517,8 @@ struct Producer {
   // (the consumers read it there).
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
-                       const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0, int sf_bulk_rows = 0) {
+                       const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0) {
     const int rows = r_lo | (r_hi << 16);
-    // Scales by bulk copy (Note [scales by bulk copy]; sf_bulk_rows > 0, items of whole K from
-    // block 0): their bytes join the stage's count.
-    constexpr int kSfbBulkBlocks = sfb_max_blocks(kBlockN) > 2 ? 3 : 2;
-    const bool sf_bulk = !kBf16 && !kSfbPerRow && sf_bulk_rows > 0;
-    const uint32_t stage_bytes =
-        T::kABytes + T::kBBytes + (sf_bulk ? static_cast<uint32_t>(sf_bulk_rows) * 4u + kSfbBulkBlocks * 16u : 0u);
     constexpr int kSfaPerLane = kBlockM / 32;
     constexpr int kSfbPerLane = kSfbPerRow ? (kBlockN + 31) / 32 : 1;
     // Offsets (elements) of this lane's SFA rows and SFB rows or blocks from the moving bases;
@@ -574,7 +555,7 @@ struct Producer {
     DG_TRACE(tracer.begin(k_blocks);)
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, stage_bytes, kb == 0);
+      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
       if (lane == 0) {
         if constexpr (kCast == kCastA) {
           // This CTA's half of the pair's A rows, into both CTAs (the map's box is half a tile).
@@ -600,27 +581,9 @@ struct Producer {
         continue;
       }
       float* sfa_dst = smem_sfa() + stage * kBlockM;
-      float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
-      if constexpr (!kSfbPerRow) {
-        if (sf_bulk) {
-          if (lane == 0) {
-            // SFA M-major: the tile's rows from sfa_row0 are contiguous in column kb.  SFB
-            // K-contiguous: block row r's four K blocks from kb rounded down to 4.
-            const int kbg = sf_kb0 + kb;
-            sm90::bulk_load(sfa_dst, sfa_k + sfa_row0, static_cast<uint32_t>(sf_bulk_rows) * 4u, &full()[stage]);
-#pragma unroll
-            for (int j = 0; j < kSfbBulkBlocks; ++j) {
-              const int64_t row = min(n0 / 128 + j, args.sfb_rows - 1);
-              sm90::bulk_load(sfb_dst + 4 * j, sfb + row * args.sfb_mn + (kbg & ~3), 16u, &full()[stage]);
-            }
-          }
-          sfa_k += args.sfa_k;
-          close_stage();
-          continue;
-        }
-      }
 #pragma unroll
       for (int j = 0; j < kSfaPerLane; ++j) sm90::cp_async_4(sfa_dst + lane + 32 * j, sfa_k + sfa_off[j], sfa_ok[j]);
+      float* sfb_dst = smem_sfb() + stage * T::kSfbFloats;
 #pragma unroll
       for (int j = 0; j < kSfbPerLane; ++j) {
         if (sfb_ok[j]) {
@@ -1116,10 +1079,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // slices' stride in the leading-byte-offset field.
   constexpr bool kMnA = (kMajors & kMnMajorA) != 0, kMnB = (kMajors & kMnMajorB) != 0;
   int red_tiles = 0;  // split K: partial tiles sent or received so far (the barriers' phases)
-  // Per-block SFB in a stage's slot (Note [scales by bulk copy]): floats 0, 1, 2 (cp.async), or
-  // float kb % 4 of three 16-byte rows (bulk copies; items there start at K block 0).
-  const int sfb_block_step = args.sf_bulk ? 4 : 1;
-  auto sfb_slot_at = [&](const int kb) { return args.sf_bulk ? (kb & 3) : 0; };
   const uint32_t desc_a0 =
       __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_a + warpgroup * 64 * kBlockK, kMnA ? kMnChunkBytes : 16), 0);
   const uint32_t desc_b0 = __shfl_sync(0xFFFFFFFFu, p::gmma_desc_lo(smem_b, kMnB ? kMnChunkBytes : 16), 0);
@@ -1262,11 +1221,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       struct BlockScales {
         float lo_first, lo_second, hi_first, hi_second;
       };
-      auto scales_of = [&](const int st, const int kb) {
+      auto scales_of = [&](const int st) {
         const float* sfa_s = smem_sfa + st * kBlockM;
-        const float* sfb_s = smem_sfb + st * T::kSfbFloats + sfb_slot_at(kb);
+        const float* sfb_s = smem_sfb + st * T::kSfbFloats;
         const float sa_lo = sfa_s[row_lo], sa_hi = sfa_s[row_lo + 8];
-        const float sb_first = sfb_s[0], sb_second = sfb_s[sfb_block_step];
+        const float sb_first = sfb_s[0], sb_second = sfb_s[1];
         return BlockScales{sa_lo * sb_first, sa_lo * sb_second, sa_hi * sb_first, sa_hi * sb_second};
       };
       float part[2][kChunkAccs];
@@ -1292,12 +1251,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         DG_TRACE(tracer.wait_begin();)
         if (kb_single > 0) p::mbar_wait(&full[stage], phase);
         const int st0 = stage;
-        const BlockScales sc0 = scales_of(st0, kb_single);
+        const BlockScales sc0 = scales_of(st0);
         advance();
         p::mbar_wait(&full[stage], phase);
         DG_TRACE(tracer.wait_end(kb_single + 1 < kStages);)
         const int st1 = stage;
-        const BlockScales sc1 = scales_of(st1, kb_single + 1);
+        const BlockScales sc1 = scales_of(st1);
         advance();
         issue_block(st0, part[0]);
         issue_block(st1, part[1]);
@@ -1336,10 +1295,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             sb_cols[2 * j + 1] = v.y;
           }
         } else {
-          const int q = sfb_slot_at(kb);
-          sb_first = sfb_s[q];
-          sb_second = sfb_s[q + sfb_block_step];
-          if constexpr (kThreeSfb) sb_third = sfb_s[q + 2 * sfb_block_step];
+          sb_first = sfb_s[0];
+          sb_second = sfb_s[1];
+          if constexpr (kThreeSfb) sb_third = sfb_s[2];
           sb_cols[0] = 0.0f;
         }
 

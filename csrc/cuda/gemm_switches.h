@@ -52,11 +52,6 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
-// DG_GEMM_SF_BULK=1: an FP8 item's scales (SFA and per-block SFB) come by bulk copies that
-// complete on the stage's barrier with the operands, instead of the producer warp's 4-byte
-// cp.async, where the layouts allow it (Note [scales by bulk copy]).  Off until measured.
-inline bool scales_by_bulk_copy_chosen() { return env_switch_on("DG_GEMM_SF_BULK"); }
-
 // DG_GEMM_SWIZZLE=N (1 to 64): the tile order's bands are N tiles wide (along N; Note [FP8 GEMM
 // kernel design]) instead of 8, for every problem whose schedule walks bands (a multicast pair's
 // units: N / 2).  A measuring switch: the kernels take the width at run time, so one process can
