@@ -374,10 +374,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
   } else if constexpr (kMode == kMmaWait) {
     // mma with whole waves' waits: each wave's chain waited for before the next goes out, no folds
     // (the serialisation alone, without the fold's instructions).
-#pragma unroll 1
-    for (int kb = 0; kb < k_blocks; ++kb) {
-      wait_full(kb);
-      const uint32_t s = stage_of(kb) * kStageDesc;
+    straight([&](int, uint32_t s) {
 #pragma unroll
       for (int w = 0; w < G::kWaves; ++w) {
         chain<kBN>(desc_a0 + s + w * kWaveDesc, desc_b0 + s, acc + w * G::kAccs, true);
@@ -385,8 +382,7 @@ __global__ void __launch_bounds__(Geometry<kBM, kBN>::kThreads, 1)
 #pragma unroll
         for (int i = 0; i < G::kAccs; ++i) p::fence_operand(acc[w * G::kAccs + i]);
       }
-      release(kb);
-    }
+    });
   } else if constexpr (kMode == kWhole) {
     float part[G::kAccs];
 #pragma unroll 1
