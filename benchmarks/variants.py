@@ -38,6 +38,7 @@ PER_CALL_SWITCHES = (
     "DG_GEMM_MASKED_SCHEDULE",
     "DG_GEMM_K_GROUPED_SCHEDULE",
     "DG_GEMM_SWIZZLE",
+    "DG_GEMM_SCALE_WARP",
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")

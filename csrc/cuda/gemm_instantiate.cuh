@@ -197,6 +197,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
   args.slab_wait = slab_waits_own_region() ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
+  // Read by the FP8 dense kernels alone (dense schedule, split K included; Note [a warp for the
+  // scales]).
+  args.scale_warp = !kBf16 && kCast == 0 && scale_warp_chosen() ? 1 : 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -101,6 +101,7 @@ struct KernelArgs {
   int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
+  int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
 };
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
@@ -444,6 +445,21 @@ __device__ __forceinline__ void split_k_range(int k_blocks, int rank, int split,
   count = (rank + 1) * k_blocks / split - begin;
 }
 
+// Note [a warp for the scales]: one producer warp issues a stage in about 90 dependent
+// instructions when it copies the scales too (TMA for A and B by lane 0, then each lane's 4-byte
+// cp.async of SFA rows and SFB blocks), and one warp's dependent chain pays each instruction's
+// latency: the trace harness measured 293 SM cycles of its own per stage at 64x32 (128x2112x7168),
+// where the tensor cores need 64, so at small tiles the producer sets the pace.  With
+// args.scale_warp the FP8 dense kernels (dense schedule, split K included) split that work over
+// two warps of the producer warpgroup, which otherwise idle: warp 0 claims each stage, arms its
+// transaction count and issues A's and B's copies (kPartOperands); warp 1 walks the same tiles
+// and stages, waits for the same free stages and copies the scales (kPartScales), its 32 lanes'
+// cp.async arrivals being the 32 the full barrier counts besides warp 0's.  A stage completes
+// once both have landed, as before; neither warp's chain waits for the other's.  The bits do not
+// change (the same values land in the same slots).  The dense consumers walk their tiles
+// themselves and never read the end-of-work stage, so neither part posts it.
+constexpr int kPartAll = 0, kPartOperands = 1, kPartScales = 2;
+
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kMajors = 0, int kSplit = 1, int kCast = kCastNone>
 struct Producer {
@@ -496,14 +512,16 @@ struct Producer {
   // One item of a dense, contiguous or masked problem: rows [r_lo, r_hi) of the tile whose
   // first row is `a_row0` in A's 2-D view (and `d_row0` in D's), columns from n0, against
   // group g's B.
+  // kPart: what this warp copies (Note [a warp for the scales]).
+  template <int kPart = kPartAll>
   __device__ void item(int a_row0, int d_row0, int n0, int g, int r_lo, int r_hi) {
     const float* sfa = args.sfa + static_cast<int64_t>(args.kind == kMasked ? g : 0) * args.sfa_group;
     const int sfa_row0 = args.kind == kMasked ? a_row0 - g * args.m : a_row0;
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
     // A K-major B is one 2-D view across groups; an MN-major one is 3-D, the group outermost.
     constexpr bool kMnB = (kMajors & kMnMajorB) != 0;
-    load(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa,
-         sfa_row0, sfb, 0, kMnB ? g : 0);
+    load<kPart>(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks,
+                sfa, sfa_row0, sfb, 0, kMnB ? g : 0);
   }
 
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
@@ -514,7 +532,9 @@ struct Producer {
   // The producer's instruction count per stage bounds the pipeline at small tiles, so the
   // lanes' scale sources are worked out once per item (element offsets from a base that moves
   // one scale column per stage), and the item's description is written on its first stage only
-  // (the consumers read it there).
+  // (the consumers read it there).  kPart: all of a stage, or one warp's part of it (Note [a warp
+  // for the scales]).
+  template <int kPart = kPartAll>
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
                        const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0) {
@@ -525,7 +545,9 @@ struct Producer {
     // a lane with nothing to copy at a slot writes zeros (SFA rows outside the item) or skips it.
     int64_t sfa_off[kSfaPerLane], sfb_off[kSfbPerLane];
     bool sfa_ok[kSfaPerLane], sfb_ok[kSfbPerLane];
-    if constexpr (!kBf16) {
+    static_assert(kPart == kPartAll || (!kBf16 && kCast == kCastNone), "a warp for the scales: FP8, no multicast");
+    constexpr bool kOperands = kPart != kPartScales, kScales = !kBf16 && kPart != kPartOperands;
+    if constexpr (kScales) {
 #pragma unroll
       for (int j = 0; j < kSfaPerLane; ++j) {
         const int i = lane + 32 * j;
@@ -555,8 +577,16 @@ struct Producer {
     DG_TRACE(tracer.begin(k_blocks);)
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes, kb == 0);
-      if (lane == 0) {
+      if constexpr (!kOperands) {
+        // The scale warp: the same free stage, no description, no transaction count.
+        sm90::mbar_wait(&empty()[stage], phase ^ 1);
+      } else {
+        // (The dense consumers, the only ones of a split stage, walk their tiles themselves and
+        // read no description.)
+        open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes,
+                   kPart == kPartAll && kb == 0);
+      }
+      if (kOperands && lane == 0) {
         if constexpr (kCast == kCastA) {
           // This CTA's half of the pair's A rows, into both CTAs (the map's box is half a tile).
           tma_load_3d_multicast(ma, &full()[stage], smem_a() + stage * T::kABytes + cast_rank * (T::kABytes / 2),
@@ -572,12 +602,17 @@ struct Producer {
                                                             z_ab + z_b_extra);
         }
       }
-      if (++kk == args.num_k_blocks && args.kind == kBatchSum) {
+      // (A batch-summed item runs on the general kernel: never split over two warps.)
+      if (++kk == args.num_k_blocks && kPart == kPartAll && args.kind == kBatchSum) {
         kk = 0;
         ++z_ab;
       }
       if constexpr (kBf16) {
         close_stage();
+        continue;
+      }
+      if constexpr (!kScales) {
+        next_stage();  // warp 1's copies arrive for this stage (Note [a warp for the scales])
         continue;
       }
       float* sfa_dst = smem_sfa() + stage * kBlockM;
@@ -786,6 +821,8 @@ struct Producer {
   // A dense problem's tiles (the dense kernel: no other kind's schedule is compiled in).  Split
   // K: cluster `cta` of num_ctas walks the tiles, this CTA loading its part of their K blocks.
   // Multicast pairs: cluster `cta` walks the pairs, this CTA (cluster_rank) one tile of each.
+  // kPart: one warp's part of each stage (Note [a warp for the scales]), or all of it.
+  template <int kPart = kPartAll>
   __device__ void run_dense(int cta, int num_ctas, int cluster_rank = 0) {
     const int units = dense_units<kCast>(args);
     int k_begin = 0, k_count = args.num_k_blocks;
@@ -803,13 +840,13 @@ struct Producer {
       dense_tile<kCast>(args, t, cluster_rank, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       if constexpr (kSplit > 1) {
-        load(tm_a, tm_b, m0, n0, 0, m0, 0, n0, 0, min(kBlockM, args.m - m0), k_count, args.sfa, m0, args.sfb, k_begin,
-             0, k_begin);
+        load<kPart>(tm_a, tm_b, m0, n0, 0, m0, 0, n0, 0, min(kBlockM, args.m - m0), k_count, args.sfa, m0, args.sfb,
+                    k_begin, 0, k_begin);
       } else {
-        item(m0, m0, n0, 0, 0, min(kBlockM, args.m - m0));
+        item<kPart>(m0, m0, n0, 0, 0, min(kBlockM, args.m - m0));
       }
     }
-    finish();
+    if constexpr (kPart == kPartAll) finish();
   }
 
   // A masked problem's units (MaskedPairs: multicast pairs, or single tiles), as the consumers of
@@ -985,14 +1022,29 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   if (warpgroup == T::kMathWarpgroups) {
     // ---------------------------------------------------------------- producer
     p::regs_decrease<T::kProducerRegs>();
-    if (warp % 4 == 0) {
+    // The FP8 dense kernels (split K included) may split each stage over two warps (Note [a warp
+    // for the scales]); both walk the same units.
+    constexpr bool kScaleWarp = !kBf16 && kSchedule == kScheduleDense && kCast == kCastNone;
+    const int dense_cta = kCluster ? split_cluster : static_cast<int>(blockIdx.x);
+    const int dense_ctas = kCluster ? split_clusters : static_cast<int>(gridDim.x);
+    const int dense_rank = kCluster ? static_cast<int>(split_rank) : 0;
+    // (For those, the producer warp's index through a shuffle: a hint that it is warp-uniform,
+    // so that both warps' loops keep their state in uniform registers.)
+    const int producer_warp = kScaleWarp ? __shfl_sync(0xFFFFFFFFu, warp % 4, 0) : warp % 4;
+    if (producer_warp == 0) {
       if (lane == 0) {
         p::tma_prefetch_map(&tm_a);
         p::tma_prefetch_map(&tm_b);
       }
       Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> producer{&tm_a, &tm_b, table,
                                                                                      args,  smem,  lane};
-      if constexpr (kCluster) {
+      if constexpr (kScaleWarp) {
+        if (args.scale_warp) {
+          producer.template run_dense<kPartOperands>(dense_cta, dense_ctas, dense_rank);
+        } else {
+          producer.run_dense(dense_cta, dense_ctas, dense_rank);
+        }
+      } else if constexpr (kCluster) {
         producer.run_dense(split_cluster, split_clusters, static_cast<int>(split_rank));
       } else if constexpr (kSchedule == kScheduleDense) {
         producer.run_dense(blockIdx.x, gridDim.x);
@@ -1004,6 +1056,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         producer.run(blockIdx.x, gridDim.x);
       }
       DG_TRACE(producer.tracer.flush(lane == 0);)
+    } else if (producer_warp == 1 && args.scale_warp) {
+      if constexpr (kScaleWarp) {
+        // Note [a warp for the scales]: the second producer warp copies the scales.
+        Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> scales{&tm_a, &tm_b, table,
+                                                                                     args,  smem,  lane};
+        scales.template run_dense<kPartScales>(dense_cta, dense_ctas, dense_rank);
+      }
     }
     // Note [producers leave the cluster barrier]: the producer warps return without the final
     // cluster barrier.  barrier.cluster.wait waits for the cluster's non-exited threads only, so

@@ -285,6 +285,51 @@ def test_band_width_keeps_the_bits(tile: str, monkeypatch: pytest.MonkeyPatch, c
     assert printed[-len(widths) :] == ["8", "1", "3", "16", "64", "8", "8"]
 
 
+@pytest.mark.parametrize(
+    ("tile", "m", "n", "k"),
+    [
+        ("64x32", 6 * 64 - 5, 5 * 32 - 8, 1472),
+        ("64x64", 1, 7 * 64 + 3, 7168),
+        ("64x128", 3 * 64 + 7, 3 * 128 - 24, 1408),
+        ("128x128", 5 * 128 - 9, 4 * 128 + 40, 896),
+        ("128x176", 3 * 128 - 1, 4 * 176 - 16, 2112),
+        ("128x192", 2 * 128 + 9, 3 * 192 - 40, 1536),
+        ("256x128", 5 * 256 - 72, 3 * 128 + 40, 896),
+        ("64x32s2", 2 * 64 - 3, 6 * 32 + 8, 2112),
+        ("128x64s2", 128 + 17, 3 * 64 - 8, 7168),
+    ],
+)
+def test_scale_warp_keeps_the_bits(
+    tile: str, m: int, n: int, k: int, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [a warp for the scales] (DG_GEMM_SCALE_WARP=1): the FP8 dense kernels with each stage's
+    scales copied by a second producer warp give the same bits as with one warp, on forced tiles
+    of both kernel forms (one CTA per tile, and split K across a cluster), with partial tiles in M
+    and N, a K tail (k = 1472, 1408, 2112: 11.5, 11 and 16.5 blocks) and m = 1."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_SCALE_WARP", ("0", "1"), ops, None, ref)
+    bm_bn, _, split = tile.partition("s")
+    assert f"-> {bm_bn} split={split or 1} " in capfd.readouterr().err  # the forced tile ran
+
+
+def test_scale_warp_keeps_the_bits_with_scales_per_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same with B scaled per row (1 x 128 blocks), whose dense kernels copy up to a scale per
+    tile column each stage, and an accumulating c into a float32 d."""
+    m, n, k = 200, 300, 1472
+    ops, ref = _operands(m, n, k, per_row_b=True)
+    c = torch.randn(m, n, device="cuda")
+    outs = []
+    for value in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SCALE_WARP", value)
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float32)
+        _run("nt", ops, d, c, (1, 1, 128))
+        assert calc_diff(d, ref + c.double()) < 2e-5
+        outs.append(d)
+    assert torch.equal(outs[0].view(torch.int32), outs[1].view(torch.int32))
+
+
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 
