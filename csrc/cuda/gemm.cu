@@ -222,10 +222,26 @@ const Compiled* masked_pick(const GemmProblem& p) {
 const Compiled* choose(const GemmProblem& p) {
   if (const Compiled* forced = override_shape(p)) return forced;
   if (const Compiled* masked = masked_pick(p)) return masked;
+  // FP8 splits K only where no unsplit tile fills every SM.  With a warp for the scales (Note [a
+  // warp for the scales]) the narrow unsplit tiles no longer wait on their producer: on the H100
+  // (thirtieth session, a sweep and forced tiles in one process each) 128x2112x7168 ran 64x32 in
+  // 14.8 and 15.2 us against 64x64 split 2's 16.1 and 16.1, and 64x2112x7168 64x32 or 64x16 in
+  // 14.3 and 14.1 against 64x32 split 2's 15.0 and 14.9; the model, fitted before, still
+  // preferred the splits.
+  bool unsplit_fills = false;
+  if (p.ab_dtype != InDtype::kBf16 && scale_warp_chosen()) {
+    for (const auto& c : kCompiled) {
+      if (c.split != 1 || c.cast != 0 || !usable(p, c)) continue;
+      const int64_t tiles = static_cast<int64_t>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) *
+                            std::max(1, tile_groups(p));
+      if (tiles >= p.num_sms) unsplit_fills = true;
+    }
+  }
   const Compiled* best = nullptr;
   double best_ns = 0.0;
   for (const auto& c : kCompiled) {
     if (!usable(p, c)) continue;
+    if (c.split > 1 && !c.bf16 && unsplit_fills) continue;
     // The heuristic splits K only where B is small enough that DRAM does not bound the call (a
     // forced split shape still runs anywhere).  On the H200 sweep, split tiles won at m <= 128
     // with n x k = 15 MB (2112 x 7168: 13.4 against 15.8 us at m = 64) and lost from 29 MB on

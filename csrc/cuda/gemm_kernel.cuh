@@ -520,8 +520,8 @@ struct Producer {
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
     // A K-major B is one 2-D view across groups; an MN-major one is 3-D, the group outermost.
     constexpr bool kMnB = (kMajors & kMnMajorB) != 0;
-    load<kPart>(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks,
-                sfa, sfa_row0, sfb, 0, kMnB ? g : 0);
+    load<kPart>(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa,
+                sfa_row0, sfb, 0, kMnB ? g : 0);
   }
 
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
