@@ -232,8 +232,8 @@ const Compiled* choose(const GemmProblem& p) {
   if (p.ab_dtype != InDtype::kBf16 && scale_warp_chosen()) {
     for (const auto& c : kCompiled) {
       if (c.split != 1 || c.cast != 0 || !usable(p, c)) continue;
-      const int64_t tiles = static_cast<int64_t>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) *
-                            std::max(1, tile_groups(p));
+      const int64_t tiles =
+          static_cast<int64_t>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p));
       if (tiles >= p.num_sms) unsplit_fills = true;
     }
   }
