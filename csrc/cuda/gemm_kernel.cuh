@@ -630,7 +630,8 @@ struct Producer {
       sfb_k += args.sfb_k;
       close_stage();
     }
-    DG_TRACE(tracer.end(lane == 0);)
+    // (The scale warp writes no trace record: the producer's records are the operand warp's.)
+    DG_TRACE(tracer.end(lane == 0 && kPart != kPartScales);)
   }
 
   // One operand's K block kk of kRows rows from row0: K-major, a box of kRows x 128 bytes per
