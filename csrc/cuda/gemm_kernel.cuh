@@ -1039,16 +1039,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
       Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> producer{&tm_a, &tm_b, table,
                                                                                      args,  smem,  lane};
-      if constexpr (kScaleWarp) {
-        if (args.scale_warp) {
-          producer.template run_dense<kPartOperands>(dense_cta, dense_ctas, dense_rank);
+      if constexpr (kSchedule == kScheduleDense) {  // (split K and multicast pairs included)
+        if (kScaleWarp && args.scale_warp) {
+          if constexpr (kScaleWarp) producer.template run_dense<kPartOperands>(dense_cta, dense_ctas, dense_rank);
         } else {
           producer.run_dense(dense_cta, dense_ctas, dense_rank);
         }
-      } else if constexpr (kCluster) {
-        producer.run_dense(split_cluster, split_clusters, static_cast<int>(split_rank));
-      } else if constexpr (kSchedule == kScheduleDense) {
-        producer.run_dense(blockIdx.x, gridDim.x);
       } else if constexpr (kSchedule == kScheduleContiguous) {
         producer.run_contiguous(blockIdx.x, gridDim.x);
       } else if constexpr (kSchedule == kScheduleMasked) {
