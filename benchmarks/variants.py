@@ -39,6 +39,7 @@ PER_CALL_SWITCHES = (
     "DG_GEMM_K_GROUPED_SCHEDULE",
     "DG_GEMM_SWIZZLE",
     "DG_GEMM_SCALE_WARP",
+    "DG_GEMM_L2_HINTS",
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")

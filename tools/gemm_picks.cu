@@ -48,12 +48,12 @@ static GemmProblem problem(int groups, int m, int n, int k, GemmLayout layout, I
 
 static void print(const char* family, const GemmProblem& p) {
   const GemmConfig c = deep_gemm::cuda::gemm_config(p);
-  std::printf("%-16s groups=%d %dx%dx%d -> %dx%d%s split=%d ctas=%d\n", family, p.groups, p.m, p.n, p.k, c.block_m,
+  std::printf("%-16s groups=%d %dx%dx%d -> %dx%d%s split=%d ctas=%d l2=%d\n", family, p.groups, p.m, p.n, p.k, c.block_m,
               c.block_n,
               c.cast == 1   ? "ma"
               : c.cast == 2 ? "mb"
                             : "",
-              c.split, c.num_ctas);
+              c.split, c.num_ctas, c.l2_hints);
 }
 
 int main() {

@@ -295,6 +295,11 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
       p.layout == GemmLayout::kMasked ? p.num_sms : static_cast<int64_t>(m_units) * n_units * tile_groups(p);
   const int per_cluster = c.cast != 0 ? 2 : c.split;
   cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms / per_cluster)));
+  // Note [L2 policies] (gemm_kernel.cuh): an FP8 dense problem whose tiles all run at once streams
+  // B with evict_first; DG_GEMM_L2_HINTS overrides.
+  const bool one_wave = p.layout == GemmLayout::kDense && tiles <= p.num_sms / per_cluster;
+  const int hints = l2_hints_setting();
+  cfg.l2_hints = hints >= 0 ? hints : p.ab_dtype != InDtype::kBf16 && one_wave ? 1 << 2 : 0;
   return cfg;
 }
 
@@ -390,12 +395,12 @@ cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
   if (const char* print = std::getenv("DG_PRINT_CONFIGS"); print != nullptr && *print != '\0' && *print != '0') {
     std::fprintf(stderr,
                  "sm90 gemm layout=%d groups=%d m=%d n=%d k=%d sfb_gran_n=%d -> %dx%d%s split=%d stages=%d ctas=%d "
-                 "bands=%d\n",
+                 "l2=%d bands=%d\n",
                  static_cast<int>(p.layout), p.groups, p.m, p.n, p.k, p.sfb_gran_n, cfg.block_m, cfg.block_n,
                  cfg.cast == 1   ? "ma"
                  : cfg.cast == 2 ? "mb"
                                  : "",
-                 cfg.split, cfg.stages, cfg.num_ctas, cfg.swizzle);
+                 cfg.split, cfg.stages, cfg.num_ctas, cfg.l2_hints, cfg.swizzle);
   }
   return c->launch(p, cfg, stream);
 }

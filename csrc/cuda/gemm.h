@@ -95,6 +95,7 @@ struct GemmConfig {
   int num_ctas = 0;  // persistent CTAs launched (split K: clusters, each of `split` CTAs)
   int split = 1;  // CTAs per tile (a cluster), each summing a part of K
   int cast = 0;  // dense BF16 in multicast pairs: 1 sharing A, 2 sharing B (num_ctas: pairs)
+  int l2_hints = 0;  // the operands' L2 policies (KernelArgs::l2_hints; Note [L2 policies])
 };
 
 // Why the kernel cannot run this problem (alignment, sizes), or an empty string.

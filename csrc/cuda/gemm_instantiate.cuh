@@ -200,6 +200,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // Read by the FP8 dense kernels alone (dense schedule, split K included; Note [a warp for the
   // scales]).
   args.scale_warp = !kBf16 && kCast == 0 && scale_warp_chosen() ? 1 : 0;
+  args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

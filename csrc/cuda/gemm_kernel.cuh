@@ -102,7 +102,24 @@ struct KernelArgs {
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
   int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
+  int l2_hints;  // K-major TMA loads' L2 policies: bits 0-1 A's, bits 2-3 B's (kL2*; Note [L2 policies])
 };
+
+// Note [L2 policies]: the producer may tag each operand's K-major TMA loads with an L2 eviction
+// priority (KernelArgs::l2_hints, two bits per operand: kL2Normal, kL2First, kL2Last).  It
+// matters where L2 is full of dirty lines when a GEMM starts, as after the benchmarks' 256 MB
+// flush (a write) or after whatever kernel wrote last in a model: each line an operand's miss
+// brings in then evicts a dirty line, whose write-back competes with the operands' reads for
+// DRAM.  In a one-wave problem (every tile on its own CTA at once, the decode shapes) each B line
+// is read by the CTAs of its tile's column within a few hundred cycles and never again, so its
+// loads are tagged evict_first: later B lines then displace earlier B lines, which are clean, and
+// the write-backs mostly wait for later kernels.  Measured on the H100 in one process (thirty-first
+// session): 64x4096x7168 19.7 -> 17.6 us after a write flush, level after a read flush; on m <= 128
+// dense shapes 2-10% faster as a variant.  Where tiles come in waves, a B line is read again by a
+// later wave and evict_first costs DRAM reads (m = 4096: 5% slower at n = 24576 and 32768), so
+// those keep the default policy.  DG_GEMM_L2_HINTS sets the bits for every launch (a measuring
+// switch).  The bits never change: only where lines live in L2.
+constexpr int kL2Normal = 0, kL2First = 1, kL2Last = 2;
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
 // read it on an item's first stage (a K item then spans num_k_blocks stages).
@@ -296,6 +313,16 @@ __device__ __forceinline__ void tma_load_3d(const CUtensorMap* map, uint64_t* ba
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::
           "r"(sm90::smem_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(sm90::smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+// tma_load_3d with an L2 cache policy (sm90::l2_policy).
+__device__ __forceinline__ void tma_load_3d_hint(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0,
+                                                 int32_t c1, int32_t c2, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%3, "
+      "%4, %5}], [%2], %6;" ::"r"(sm90::smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(sm90::smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "l"(policy)
       : "memory");
 }
 
@@ -574,6 +601,13 @@ struct Producer {
     const float* sfa_k = sfa + static_cast<int64_t>(sf_kb0) * args.sfa_k;
     const float* sfb_k = sfb + static_cast<int64_t>(sf_kb0) * args.sfb_k;
     int kk = k_begin;  // K block within the current group
+    // (No policy: 0; a created policy is never 0, but the loads test the codes, not the values.)
+    const int hint_a = args.l2_hints & 3, hint_b = (args.l2_hints >> 2) & 3;  // Note [L2 policies]
+    uint64_t policy_a = 0, policy_b = 0;
+    if (kOperands && lane == 0) {
+      policy_a = sm90::l2_policy(hint_a);
+      policy_b = sm90::l2_policy(hint_b);
+    }
     DG_TRACE(tracer.begin(k_blocks);)
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
@@ -592,14 +626,15 @@ struct Producer {
           tma_load_3d_multicast(ma, &full()[stage], smem_a() + stage * T::kABytes + cast_rank * (T::kABytes / 2),
                                 kk * T::kBlockKValues, a_row0 + cast_rank * (kBlockM / 2), z_ab, 0x3);
         } else {
-          load_operand<(kMajors & kMnMajorA) != 0, kBlockM>(ma, smem_a() + stage * T::kABytes, kk, a_row0, z_ab);
+          load_operand<(kMajors & kMnMajorA) != 0, kBlockM>(ma, smem_a() + stage * T::kABytes, kk, a_row0, z_ab, hint_a,
+                                                            policy_a);
         }
         if constexpr (kCast == kCastB) {
           tma_load_3d_multicast(mb, &full()[stage], smem_b() + stage * T::kBBytes + cast_rank * (T::kBBytes / 2),
                                 kk * T::kBlockKValues, b_row0 + cast_rank * (kBlockN / 2), z_ab, 0x3);
         } else {
           load_operand<(kMajors & kMnMajorB) != 0, kBlockN>(mb, smem_b() + stage * T::kBBytes, kk, b_row0,
-                                                            z_ab + z_b_extra);
+                                                            z_ab + z_b_extra, hint_b, policy_b);
         }
       }
       // (A batch-summed item runs on the general kernel: never split over two warps.)
@@ -638,7 +673,8 @@ struct Producer {
   // atom (Note [merged K atoms]), or, MN-major, kRows / 64 boxes of 64 K rows x 64 values (the
   // map's inner dimension is M or N).
   template <bool kMnMajor, int kRows>
-  __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* dst, int kk, int row0, int z) {
+  __device__ __forceinline__ void load_operand(const CUtensorMap* map, uint8_t* dst, int kk, int row0, int z, int hint,
+                                               uint64_t policy) {
     if constexpr (kMnMajor) {
       static_assert(kBf16 && kRows % 64 == 0, "MN-major operands are BF16 tiles of whole 64-wide slices");
 #pragma unroll
@@ -648,8 +684,13 @@ struct Producer {
     } else {
 #pragma unroll
       for (int atom = 0; atom < T::kAtoms; ++atom) {
-        tma_load_3d(map, &full()[stage], dst + atom * (kRows * kBlockK), kk * T::kBlockKValues + atom * T::kBoxKValues,
-                    row0, z);
+        if (hint != kL2Normal) {
+          tma_load_3d_hint(map, &full()[stage], dst + atom * (kRows * kBlockK),
+                           kk * T::kBlockKValues + atom * T::kBoxKValues, row0, z, policy);
+        } else {
+          tma_load_3d(map, &full()[stage], dst + atom * (kRows * kBlockK),
+                      kk * T::kBlockKValues + atom * T::kBoxKValues, row0, z);
+        }
       }
     }
   }

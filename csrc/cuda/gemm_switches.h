@@ -58,6 +58,14 @@ inline int stagger_cycles() {
 // fourteen; 0 turns it off.
 inline bool scale_warp_chosen() { return env_switch_or("DG_GEMM_SCALE_WARP", true); }
 
+// DG_GEMM_L2_HINTS=N: the K-major TMA loads' L2 policies, KernelArgs::l2_hints's bits (A's in
+// bits 0-1, B's in 2-3: 1 evict_first, 2 evict_last); a measuring switch (Note [L2 policies]).
+// Unset: the heuristic's choice (config_of in gemm.cu).
+inline int l2_hints_setting() {
+  const char* env = std::getenv("DG_GEMM_L2_HINTS");
+  return env == nullptr || env[0] < '0' || env[0] > '9' ? -1 : std::atoi(env) & 15;
+}
+
 // DG_GEMM_SWIZZLE=N (1 to 64): the tile order's bands are N tiles wide (along N; Note [FP8 GEMM
 // kernel design]) instead of 8, for every problem whose schedule walks bands (a multicast pair's
 // units: N / 2).  A measuring switch: the kernels take the width at run time, so one process can

@@ -191,6 +191,11 @@ __device__ __forceinline__ uint64_t l2_policy_evict_last() {
   return policy;
 }
 
+// The policy of an L2 hint code (1 evict_first, 2 evict_last); 0 for any other code (no hint).
+__device__ __forceinline__ uint64_t l2_policy(int code) {
+  return code == 1 ? l2_policy_evict_first() : code == 2 ? l2_policy_evict_last() : 0;
+}
+
 // tma_load_2d with an L2 cache policy from l2_policy_*.
 __device__ __forceinline__ void tma_load_2d_hint(const CUtensorMap* map, uint64_t* bar, void* dst, int32_t c0,
                                                  int32_t c1, uint64_t policy) {

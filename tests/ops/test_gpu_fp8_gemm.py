@@ -330,6 +330,44 @@ def test_scale_warp_keeps_the_bits_with_scales_per_row(monkeypatch: pytest.Monke
     assert torch.equal(outs[0].view(torch.int32), outs[1].view(torch.int32))
 
 
+@pytest.mark.parametrize(
+    ("tile", "m", "n", "k", "default_hints"),
+    [
+        (None, 64, 4096, 7168, 4),  # the heuristic's one-wave decode tile: B evict_first
+        ("64x32s2", 2 * 64 - 3, 6 * 32 + 8, 2112, 4),  # split K, one wave of clusters
+        ("256x128", 12 * 256 - 72, 12 * 128 - 24, 512, 0),  # 144 tiles on 132 CTAs: no hint
+    ],
+)
+def test_l2_hints_keep_the_bits(
+    tile: str | None,
+    m: int,
+    n: int,
+    k: int,
+    default_hints: int,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture,
+) -> None:
+    """Note [L2 policies] (DG_GEMM_L2_HINTS, read on every launch): the operands' L2 eviction
+    priorities move lines in L2, never a sum. The heuristic tags B evict_first exactly where every
+    tile runs at once; each forced setting of both operands' bits (none, evict_first, evict_last)
+    gives the default's bits, with partial tiles in M and N and a K tail (2112: 16.5 blocks)."""
+    if tile is not None:
+        monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    monkeypatch.delenv("DG_GEMM_L2_HINTS", raising=False)
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    default = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, default, None, None)
+    assert calc_diff(default, ref) < 2e-5
+    values = ("0", "4", "1", "5", "6", "9", "10")
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_L2_HINTS", values, ops, None, ref)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    _run("nt", ops, d, None, None)  # (the last value, 10, still set)
+    assert torch.equal(d.view(torch.int16), default.view(torch.int16))
+    printed = [line.split(" l2=", 1)[1].split()[0] for line in capfd.readouterr().err.splitlines() if " l2=" in line]
+    assert printed[-len(values) - 2 :] == [str(default_hints), *values, "10"]
+
+
 SPLIT_SHAPES = [s for s in SHAPES if s.split > 1]
 
 
