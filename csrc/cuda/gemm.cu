@@ -276,6 +276,15 @@ const Compiled* choose(const GemmProblem& p) {
       best_ns = ns;
     }
   }
+  // FP8 dense with m in (64, 128]: a 64-row pick's two tile rows each read all of B, its 128-row
+  // twin of half the width (as many tiles, BLOCK_N >= 32, one wave) reads each B line once, which
+  // is what the L2 policy of a one-wave problem assumes (Note [L2 policies]).  On the H100, interleaved in
+  // one process: 128x4096x7168 ran 128x32 in 21.5 us against 64x64's 22.3 (thirtieth session, no
+  // policy) and 1.129x faster with B evict_first (thirty-first).
+  if (best != nullptr && !best->bf16 && p.layout == GemmLayout::kDense && best->block_m == 64 && best->split == 1 &&
+      m_blocks_of(p, 64) == 2 && best->block_n / 2 >= 32 && ceil_div(p.n, best->block_n / 2) <= p.num_sms) {
+    if (const Compiled* tall = find_compiled(p, 128, best->block_n / 2, 1, 0)) return tall;
+  }
   return best;
 }
 
