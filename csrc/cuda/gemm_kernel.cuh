@@ -102,7 +102,7 @@ struct KernelArgs {
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
   int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
-  int l2_hints;  // K-major TMA loads' L2 policies: bits 0-1 A's, bits 2-3 B's (kL2*; Note [L2 policies])
+  int l2_hints;  // TMA copies' L2 policies: bits 0-1 A's loads, 2-3 B's, 4-5 D's stores (kL2*; Note [L2 policies])
 };
 
 // Note [L2 policies]: the producer may tag each operand's K-major TMA loads with an L2 eviction
@@ -343,6 +343,26 @@ __device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void*
                    reinterpret_cast<uint64_t>(map)),
                "r"(sm90::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2)
                : "memory");
+}
+
+// tma_store_3d with an L2 cache policy (sm90::l2_policy).
+__device__ __forceinline__ void tma_store_3d_hint(const CUtensorMap* map, const void* src, int32_t c0, int32_t c1,
+                                                  int32_t c2, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%2, %3, %4}], [%1], %5;" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(sm90::smem_addr(src)), "r"(c0), "r"(c1), "r"(c2), "l"(policy)
+      : "memory");
+}
+
+// tma_store_3d, under D's L2 policy code (KernelArgs::l2_hints bits 4-5; Note [L2 policies]).
+__device__ __forceinline__ void tma_store_3d_as(int hint, const CUtensorMap* map, const void* src, int32_t c0,
+                                                int32_t c1, int32_t c2) {
+  if (hint != 0) {
+    tma_store_3d_hint(map, src, c0, c1, c2, sm90::l2_policy(hint));
+  } else {
+    tma_store_3d(map, src, c0, c1, c2);
+  }
 }
 
 // Element-wise D += box (float32 add, round to nearest), performed by the TMA unit.
@@ -1634,7 +1654,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 #pragma unroll
             for (int q = 0; q < kBlockN / kBoxCols; ++q) {
               const int col = n0 + q * kBoxCols;
-              if (col < args.n) tma_store_3d(&tm_d, out + q * kBoxBytes, col, row0, where.z());
+              if (col < args.n)
+                tma_store_3d_as((args.l2_hints >> 4) & 3, &tm_d, out + q * kBoxBytes, col, row0, where.z());
             }
             p::tma_store_commit();
             stores_pending = true;
@@ -1672,7 +1693,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                 if (args.out_add) {
                   tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
                 } else {
-                  tma_store_3d(&tm_d, out + q * 4096, col, row0, where.z());
+                  tma_store_3d_as((args.l2_hints >> 4) & 3, &tm_d, out + q * 4096, col, row0, where.z());
                 }
               }
               p::tma_store_commit();

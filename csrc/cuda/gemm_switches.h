@@ -58,12 +58,13 @@ inline int stagger_cycles() {
 // fourteen; 0 turns it off.
 inline bool scale_warp_chosen() { return env_switch_or("DG_GEMM_SCALE_WARP", true); }
 
-// DG_GEMM_L2_HINTS=N: the K-major TMA loads' L2 policies, KernelArgs::l2_hints's bits (A's in
-// bits 0-1, B's in 2-3: 1 evict_first, 2 evict_last); a measuring switch (Note [L2 policies]).
+// DG_GEMM_L2_HINTS=N: the TMA copies' L2 policies, KernelArgs::l2_hints's bits (A's loads in
+// bits 0-1, B's in 2-3, D's bf16 and float32 stores in 4-5: 1 evict_first, 2 evict_last); a
+// measuring switch (Note [L2 policies]).
 // Unset: the heuristic's choice (config_of in gemm.cu).
 inline int l2_hints_setting() {
   const char* env = std::getenv("DG_GEMM_L2_HINTS");
-  return env == nullptr || env[0] < '0' || env[0] > '9' ? -1 : std::atoi(env) & 15;
+  return env == nullptr || env[0] < '0' || env[0] > '9' ? -1 : std::atoi(env) & 63;
 }
 
 // DG_GEMM_SWIZZLE=N (1 to 64): the tile order's bands are N tiles wide (along N; Note [FP8 GEMM

@@ -348,9 +348,10 @@ def test_l2_hints_keep_the_bits(
     capfd: pytest.CaptureFixture,
 ) -> None:
     """Note [L2 policies] (DG_GEMM_L2_HINTS, read on every launch): the operands' L2 eviction
-    priorities move lines in L2, never a sum. The heuristic tags B evict_first exactly where every
-    tile runs at once; each forced setting of both operands' bits (none, evict_first, evict_last)
-    gives the default's bits, with partial tiles in M and N and a K tail (2112: 16.5 blocks)."""
+    priorities (and D's stores') move lines in L2, never a sum. The heuristic tags B evict_first
+    exactly where every tile runs at once; each forced setting of the three pairs of bits (none,
+    evict_first, evict_last) gives the default's bits, with partial tiles in M and N and a K tail
+    (2112: 16.5 blocks)."""
     if tile is not None:
         monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
@@ -359,7 +360,7 @@ def test_l2_hints_keep_the_bits(
     default = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     _run("nt", ops, default, None, None)
     assert calc_diff(default, ref) < 2e-5
-    values = ("0", "4", "1", "5", "6", "9", "10")
+    values = ("0", "4", "1", "5", "6", "9", "16", "36", "42", "10")
     _same_bits_under_switch(monkeypatch, "DG_GEMM_L2_HINTS", values, ops, None, ref)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     _run("nt", ops, d, None, None)  # (the last value, 10, still set)
