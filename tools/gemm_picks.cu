@@ -61,6 +61,22 @@ int main() {
   for (const int m : {64, 128, 4096}) {
     for (const auto& w : weights) print("fp8 dense", problem(1, m, w[0], w[1], GemmLayout::kDense, InDtype::kFp8E4m3));
   }
+  // The backward shapes of gpu_gemm.py (weights and 576 x 7168, 4096 tokens): Dgrad (4096 x k x n,
+  // 128x128 SFB blocks) and Wgrad (n x 4096 x k, B scaled per row), the latter into a float32 D
+  // that accumulates C (C is D: only the pointer's presence counts here) and into bf16.
+  static float d_as_c = 0.0f;
+  for (int i = 0; i <= 6; ++i) {
+    const int n = i < 6 ? weights[i][0] : 576, k = i < 6 ? weights[i][1] : 7168;
+    print("fp8 dgrad", problem(1, 4096, k, n, GemmLayout::kDense, InDtype::kFp8E4m3));
+    GemmProblem w = problem(1, n, 4096, k, GemmLayout::kDense, InDtype::kFp8E4m3);
+    w.sfb_gran_n = 1;
+    w.d_dtype = deep_gemm::cuda::OutDtype::kFloat;
+    w.c = &d_as_c;
+    print("fp8 wgrad f32+c", w);
+    w.d_dtype = deep_gemm::cuda::OutDtype::kBf16;
+    w.c = nullptr;
+    print("fp8 wgrad bf16", w);
+  }
   const int contiguous[][4] = {{4, 33024, 6144, 7168}, {4, 34944, 7168, 3072}, {4, 29952, 4096, 4096},
                                {4, 32640, 4096, 2048}, {8, 33024, 6144, 7168}, {8, 28800, 7168, 3072},
                                {8, 31232, 4096, 4096}, {8, 35968, 4096, 2048}};

@@ -304,9 +304,11 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
       p.layout == GemmLayout::kMasked ? p.num_sms : static_cast<int64_t>(m_units) * n_units * tile_groups(p);
   const int per_cluster = c.cast != 0 ? 2 : c.split;
   cfg.num_ctas = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(tiles, p.num_sms / per_cluster)));
-  // Note [L2 policies] (gemm_kernel.cuh): an FP8 dense problem whose tiles all run at once streams
-  // B with evict_first; DG_GEMM_L2_HINTS overrides.
-  const bool one_wave = p.layout == GemmLayout::kDense && tiles <= p.num_sms / per_cluster;
+  // Note [L2 policies] (gemm_kernel.cuh): an FP8 dense problem whose tiles all run at once, in one
+  // or two rows of tiles (each B line read by at most two CTAs, the measured cases), streams B with
+  // evict_first; DG_GEMM_L2_HINTS overrides.  (A taller one-wave problem, e.g. Dgrad's 4096 x 512 x
+  // 32768, has up to 32 CTAs reading each B line as they drift apart: not tagged, not measured.)
+  const bool one_wave = p.layout == GemmLayout::kDense && tiles <= p.num_sms / per_cluster && m_units <= 2;
   const int hints = l2_hints_setting();
   cfg.l2_hints = hints >= 0 ? hints : p.ab_dtype != InDtype::kBf16 && one_wave ? 1 << 2 : 0;
   return cfg;

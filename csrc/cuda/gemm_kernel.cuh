@@ -105,21 +105,21 @@ struct KernelArgs {
   int l2_hints;  // TMA copies' L2 policies: bits 0-1 A's loads, 2-3 B's, 4-5 D's stores (kL2*; Note [L2 policies])
 };
 
-// Note [L2 policies]: the producer may tag each operand's K-major TMA loads, and the consumers
-// D's TMA stores, with an L2 eviction priority (KernelArgs::l2_hints, two bits each: kL2Normal,
+// Note [L2 policies]: the producer may tag each operand's K-major TMA loads, and the consumers D's
+// TMA stores, with an L2 eviction priority (KernelArgs::l2_hints, two bits each: kL2Normal,
 // kL2First, kL2Last).  It matters where L2 is full of dirty lines when a GEMM starts, as after the
 // benchmarks' 256 MB flush (a write) or after whatever kernel wrote last in a model: each line an
 // operand's miss brings in then evicts a dirty line, whose write-back competes with the operands'
-// reads for DRAM.  In a one-wave problem (every tile on its own CTA at once, the decode shapes)
-// each B line is read by the CTAs of its tile's column within a few hundred cycles and never
-// again, so its loads are tagged evict_first: later B lines then displace earlier B lines, which
-// are clean.  Measured on the H100 in one process (thirty-first session): 64x4096x7168 19.7 ->
-// 17.6 us after a write flush, level after a read flush; with the tags off as a variant, 9 to 10
-// of the 18 dense shapes ran 5-13% slower (all m <= 128), none faster.  Where tiles come in
-// waves, a B line is read again by a later wave and evict_first costs DRAM reads (m = 4096: 5%
-// slower at n = 24576 and 32768), so those keep the default policy; D's stores under evict_first
-// measured 0-3% slower everywhere and are tagged only when DG_GEMM_L2_HINTS (a measuring switch,
-// every launch) says so.  The bits never change: only where lines live in L2.
+// reads for DRAM.  In a one-wave problem of one or two tile rows (every tile on its own CTA at once,
+// the decode shapes) each B line is read by the one or two CTAs of its tile's column within a few
+// hundred cycles and never again, so its loads are tagged evict_first: later B lines then displace
+// earlier B lines, which are clean.  Measured on the H100 in one process (thirty-first session):
+// 64x4096x7168 19.7 -> 17.6 us after a write flush, level after a read flush; with the tags off as
+// a variant, 9 to 10 of the 18 dense shapes ran 5-13% slower (all m <= 128), none faster.  Where
+// tiles come in waves, a B line is read again by a later wave and evict_first costs DRAM reads
+// (m = 4096: 5% slower at n = 24576 and 32768), so those keep the default policy; D's stores under
+// evict_first measured 0-3% slower everywhere and are tagged only when DG_GEMM_L2_HINTS (a
+// measuring switch, every launch) says so.  The bits never change: only where lines live in L2.
 constexpr int kL2Normal = 0, kL2First = 1, kL2Last = 2;
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
