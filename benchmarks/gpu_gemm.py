@@ -129,6 +129,14 @@ def time_gpu_samples(fns: list[Callable[[], object]], repeats: int, flush: torch
     return times
 
 
+def ratio_summary(label: str, ratios: list[float]) -> str:
+    """One line on other/ours time ratios (above 1: ours faster): their geomean, the worst, and how
+    many reach 1.0."""
+    geo = statistics.geometric_mean(ratios)
+    reached = sum(x >= 1.0 for x in ratios)
+    return f"{label}: geomean {geo:.3f}, worst {min(ratios):.3f}, {reached} of {len(ratios)} at >= 1.0."
+
+
 def environment() -> str:
     """The GPU, torch and the command line, for the foot of a benchmark's table."""
     return f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}. Command: python {' '.join(sys.argv)}"
@@ -333,12 +341,13 @@ def main() -> None:
     fwd = [r for r in rows if r["upstream"] is not None]
     if fwd:
         ratios = [r["upstream"] / r["ours"] for r in fwd]
-        geo = statistics.geometric_mean(ratios)
-        lines += [
-            "",
-            f"Forward shapes against upstream's figures: geomean {geo:.3f}, worst {min(ratios):.3f}, "
-            f"{sum(x >= 1.0 for x in ratios)} of {len(ratios)} at >= 1.0. {environment()}",
-        ]
+        label = "Forward shapes against upstream's figures"
+        lines += ["", f"{ratio_summary(label, ratios)} {environment()}"]
+    # The side-by-side verdict, where --other ran: its in-run times over ours.
+    in_run = [r for r in rows if r["kind"] == "fwd" and r["other"] is not None]
+    if in_run:
+        ratios = [r["other"] / r["ours"] for r in in_run]
+        lines.append(ratio_summary(f"Forward shapes against {args.other} in-run", ratios))
     if per_variant:
         lines += ["", *(summary("all shapes", name, results) for name, results in per_variant.items())]
     emit(lines, args.markdown)

@@ -208,6 +208,17 @@ def test_grouped_benchmark_times_and_checks_each_variant(bench_path: None, monke
     assert "DG_GEMM_SKIP_IDLE_WAVES" not in os.environ and "DG_SM90_GEMM_CONFIG" not in os.environ
 
 
+def test_ratio_summary_line(bench_path: None) -> None:
+    """gpu_gemm.ratio_summary: the geomean of other/ours ratios (the cube root of their product
+    here), the smallest, and the count at or above 1.0 (1.0 itself counts)."""
+    import gpu_gemm
+
+    line = gpu_gemm.ratio_summary("in-run", [1.1, 0.9, 1.0, 0.8])
+    expected_geo = (1.1 * 0.9 * 1.0 * 0.8) ** 0.25
+    assert line == f"in-run: geomean {expected_geo:.3f}, worst 0.800, 2 of 4 at >= 1.0."
+    assert gpu_gemm.ratio_summary("one", [1.25]) == "one: geomean 1.250, worst 1.250, 1 of 1 at >= 1.0."
+
+
 def test_timing_rounds_shuffle_the_order(bench_path: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """time_gpu_samples: each round takes every call once, in an order of its own; over the rounds
     every call takes every place and follows every other call (a fixed predecessor, torch's anchor,
