@@ -15,6 +15,9 @@ namespace deep_gemm::cuda {
 
 namespace {
 
+using gemm_detail::kL2First;
+using gemm_detail::kL2Normal;
+using gemm_detail::l2_hints_of;
 using gemm_detail::Shape;
 
 struct Compiled {
@@ -308,9 +311,10 @@ GemmConfig config_of(const GemmProblem& p, const Compiled& c) {
   // or two rows of tiles (each B line read by at most two CTAs, the measured cases), streams B with
   // evict_first; DG_GEMM_L2_HINTS overrides.  (A taller one-wave problem, e.g. Dgrad's 4096 x 512 x
   // 32768, has up to 32 CTAs reading each B line as they drift apart: not tagged, not measured.)
-  const bool one_wave = p.layout == GemmLayout::kDense && tiles <= p.num_sms / per_cluster && m_units <= 2;
+  const bool b_read_once = p.ab_dtype != InDtype::kBf16 && p.layout == GemmLayout::kDense &&
+                           tiles <= p.num_sms / per_cluster && m_units <= 2;
   const int hints = l2_hints_setting();
-  cfg.l2_hints = hints >= 0 ? hints : p.ab_dtype != InDtype::kBf16 && one_wave ? 1 << 2 : 0;
+  cfg.l2_hints = hints >= 0 ? hints : l2_hints_of(kL2Normal, b_read_once ? kL2First : kL2Normal, kL2Normal);
   return cfg;
 }
 

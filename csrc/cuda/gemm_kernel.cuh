@@ -102,7 +102,7 @@ struct KernelArgs {
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
   int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
-  int l2_hints;  // TMA copies' L2 policies: bits 0-1 A's loads, 2-3 B's, 4-5 D's stores (kL2*; Note [L2 policies])
+  int l2_hints;  // the TMA copies' L2 policy codes, l2_hints_of(A, B, D) (Note [L2 policies])
 };
 
 // Note [L2 policies]: the producer may tag each operand's K-major TMA loads, and the consumers D's
@@ -120,7 +120,7 @@ struct KernelArgs {
 // (m = 4096: 5% slower at n = 24576 and 32768), so those keep the default policy; D's stores under
 // evict_first measured 0-3% slower everywhere and are tagged only when DG_GEMM_L2_HINTS (a
 // measuring switch, every launch) says so.  The bits never change: only where lines live in L2.
-constexpr int kL2Normal = 0, kL2First = 1, kL2Last = 2;
+// (The codes and their bits: gemm_launch.cuh.)
 
 // The work item a stage belongs to, written by the producer before it arrives; the consumers
 // read it on an item's first stage (a K item then spans num_k_blocks stages).
@@ -356,10 +356,10 @@ __device__ __forceinline__ void tma_store_3d_hint(const CUtensorMap* map, const 
       : "memory");
 }
 
-// tma_store_3d, under D's L2 policy code (KernelArgs::l2_hints bits 4-5; Note [L2 policies]).
+// tma_store_3d under an L2 policy code (D's, from KernelArgs::l2_hints; Note [L2 policies]).
 __device__ __forceinline__ void tma_store_3d_as(int hint, const CUtensorMap* map, const void* src, int32_t c0,
                                                 int32_t c1, int32_t c2) {
-  if (hint != 0) {
+  if (hint != kL2Normal) {
     tma_store_3d_hint(map, src, c0, c1, c2, sm90::l2_policy(hint));
   } else {
     tma_store_3d(map, src, c0, c1, c2);
@@ -623,7 +623,8 @@ struct Producer {
     const float* sfb_k = sfb + static_cast<int64_t>(sf_kb0) * args.sfb_k;
     int kk = k_begin;  // K block within the current group
     // (No policy: 0; a created policy is never 0, but the loads test the codes, not the values.)
-    const int hint_a = args.l2_hints & 3, hint_b = (args.l2_hints >> 2) & 3;  // Note [L2 policies]
+    const int hint_a = l2_hint_at(args.l2_hints, kL2ShiftA),
+              hint_b = l2_hint_at(args.l2_hints, kL2ShiftB);  // Note [L2 policies]
     uint64_t policy_a = 0, policy_b = 0;
     if (kOperands && lane == 0) {
       policy_a = sm90::l2_policy(hint_a);
@@ -1656,7 +1657,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             for (int q = 0; q < kBlockN / kBoxCols; ++q) {
               const int col = n0 + q * kBoxCols;
               if (col < args.n)
-                tma_store_3d_as((args.l2_hints >> 4) & 3, &tm_d, out + q * kBoxBytes, col, row0, where.z());
+                tma_store_3d_as(l2_hint_at(args.l2_hints, kL2ShiftD), &tm_d, out + q * kBoxBytes, col, row0, where.z());
             }
             p::tma_store_commit();
             stores_pending = true;
@@ -1694,7 +1695,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                 if (args.out_add) {
                   tma_reduce_add_3d(&tm_d, out + q * 4096, col, row0, where.z());
                 } else {
-                  tma_store_3d_as((args.l2_hints >> 4) & 3, &tm_d, out + q * 4096, col, row0, where.z());
+                  tma_store_3d_as(l2_hint_at(args.l2_hints, kL2ShiftD), &tm_d, out + q * 4096, col, row0, where.z());
                 }
               }
               p::tma_store_commit();

@@ -54,6 +54,14 @@ struct KGroupDeviceSizes {
 cudaError_t build_k_group_tables(void* workspace, const CUtensorMap& a_template, const CUtensorMap& b_template,
                                  const KGroupDeviceSizes& sizes, cudaStream_t stream);
 
+// The L2 policy codes of GemmConfig::l2_hints and KernelArgs::l2_hints (Note [L2 policies] in
+// gemm_kernel.cuh): two bits per TMA copy, A's loads at bit 0, B's at bit 2, D's stores at bit 4.
+constexpr int kL2Normal = 0, kL2First = 1, kL2Last = 2;
+constexpr int kL2ShiftA = 0, kL2ShiftB = 2, kL2ShiftD = 4;
+constexpr int l2_hints_of(int a, int b, int d) { return a << kL2ShiftA | b << kL2ShiftB | d << kL2ShiftD; }
+constexpr int l2_hint_at(int hints, int shift) { return (hints >> shift) & 3; }
+static_assert(l2_hint_at(l2_hints_of(kL2Last, kL2First, kL2Last), kL2ShiftB) == kL2First);
+
 // Note [merged K atoms]: a pipeline stage holds one K block of the operands, 128-byte rows of
 // it per TMA box (128 FP8 or 64 BF16 values: the 128-byte swizzle's width).  The 64x64 BF16
 // tile holds two such atoms per stage (128 K values, two boxes per operand): its MMAs per 64
