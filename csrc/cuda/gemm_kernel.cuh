@@ -1176,7 +1176,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // reading A from shared memory once per K step instead of once per chunk) were measured against
   // these chunks on the H200, per launch in one process (twenty-first session): slower at m = 4096
   // dense (0.93-0.96) and contiguous (0.975-0.98) and on the masked kernel, the trace's K loop 1.24
-  // of the ideal against 1.20; removed.  tools/wgmma_probe.cu keeps both structures for study.
+  // of the ideal against 1.20; removed.  Measured again on the H100 (thirty-second session, trace
+  // harness): level at 256x128 on the shapes that pick it (-0.5% to +1.0%), 0.9-3.5% slower at
+  // 128x192.  tools/wgmma_probe.cu keeps both structures for study.
   constexpr int kChunksPerWave = kThreeSfb || (!kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
   constexpr int kLastChunkN = kBlockN - (kChunksPerWave - 1) * kChunkN;  // the last chunk's width
