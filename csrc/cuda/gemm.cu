@@ -103,9 +103,13 @@ constexpr double kSplitMaxBf16Values = 30e6;
 // (masked_pick).
 constexpr double kMaskedShareBValues = 20e6;
 
+// The problem's output tiles under a BM x BN tile (one CTA each, unsplit).
+int64_t tiles_of(const GemmProblem& p, int block_m, int block_n) {
+  return static_cast<int64_t>(m_blocks_of(p, block_m)) * ceil_div(p.n, block_n) * std::max(1, tile_groups(p));
+}
+
 double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
-  const double tiles =
-      static_cast<double>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p));
+  const double tiles = static_cast<double>(tiles_of(p, c.block_m, c.block_n));
   // A split tile occupies `split` SMs, each summing a part of K, and the first adds the others'
   // partial tiles (one shared-memory round trip).
   const double waves = std::ceil(tiles * c.split / num_sms);
@@ -234,10 +238,10 @@ const Compiled* choose(const GemmProblem& p) {
   bool unsplit_fills = false;
   if (p.ab_dtype != InDtype::kBf16 && scale_warp_chosen()) {
     for (const auto& c : kCompiled) {
-      if (c.split != 1 || c.cast != 0 || !usable(p, c)) continue;
-      const int64_t tiles =
-          static_cast<int64_t>(m_blocks_of(p, c.block_m)) * ceil_div(p.n, c.block_n) * std::max(1, tile_groups(p));
-      if (tiles >= p.num_sms) unsplit_fills = true;
+      if (c.split == 1 && c.cast == 0 && usable(p, c) && tiles_of(p, c.block_m, c.block_n) >= p.num_sms) {
+        unsplit_fills = true;
+        break;
+      }
     }
   }
   const Compiled* best = nullptr;
@@ -285,7 +289,7 @@ const Compiled* choose(const GemmProblem& p) {
   // one process: 128x4096x7168 ran 128x32 in 21.5 us against 64x64's 22.3 (thirtieth session, no
   // policy) and 1.129x faster with B evict_first (thirty-first).
   if (best != nullptr && !best->bf16 && p.layout == GemmLayout::kDense && best->block_m == 64 && best->split == 1 &&
-      m_blocks_of(p, 64) == 2 && best->block_n / 2 >= 32 && ceil_div(p.n, best->block_n / 2) <= p.num_sms) {
+      m_blocks_of(p, 64) == 2 && best->block_n / 2 >= 32 && tiles_of(p, 128, best->block_n / 2) <= p.num_sms) {
     if (const Compiled* tall = find_compiled(p, 128, best->block_n / 2, 1, 0)) return tall;
   }
   return best;
