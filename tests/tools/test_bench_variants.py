@@ -209,7 +209,7 @@ def test_grouped_benchmark_times_and_checks_each_variant(bench_path: None, monke
 
 
 def test_ratio_summary_line(bench_path: None) -> None:
-    """gpu_gemm.ratio_summary: the geomean of other/ours ratios (the cube root of their product
+    """gpu_gemm.ratio_summary: the geomean of other/ours ratios (the fourth root of their product
     here), the smallest, and the count at or above 1.0 (1.0 itself counts)."""
     import gpu_gemm
 
