@@ -1172,14 +1172,22 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // its K loop is compiled once per possible split (Note [SFB splits]), chosen per item: each
   // chunk's fold then takes its groups' scales at compile time, as the two-block tiles do.
   constexpr bool kThreeSfb = !kBf16 && !kSfbPerRow && !sfb_two_blocks(kBlockN);
-  // Whole waves (one m64 x BLOCK_N chain per wave into one scratch buffer, upstream's structure,
-  // reading A from shared memory once per K step instead of once per chunk) were measured against
-  // these chunks on the H200, per launch in one process (twenty-first session): slower at m = 4096
-  // dense (0.93-0.96) and contiguous (0.975-0.98) and on the masked kernel, the trace's K loop 1.24
-  // of the ideal against 1.20; removed.  Measured again on the H100 (thirty-second session, trace
-  // harness): level at 256x128 on the shapes that pick it (-0.5% to +1.0%), 0.9-3.5% slower at
-  // 128x192.  tools/wgmma_probe.cu keeps both structures for study.
-  constexpr int kChunksPerWave = kThreeSfb || (!kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
+  // Note [whole waves]: the 256x128 FP8 tile issues one m64 x 128 chain per wave into one scratch
+  // buffer, waits for it and folds it before the next goes out (upstream's structure), and its K
+  // loop is unrolled by four, so that ptxas places the next stage's try-wait, the release and the
+  // next K block's scale loads among the last wave's fold instructions in three K blocks of four
+  // (a loop of one K block keeps the wait behind the back edge).  Only the plain dense kernel takes
+  // it; the grouped kernels keep the chunks below.  Measured on the H100 (thirty-third session,
+  // trace harness, three rounds, µs), chunks / whole waves / whole unrolled by 2 / by 4:
+  // 4096x4096x7168 186.2-187.4 / 187.1-187.6 / 181.1-181.6 / 179.6-179.9, 4096x7168x16384
+  // 725.3-726.2 / 726.5-730.2 / 710.2-710.8 / 694.2-695.2, 4096x7168x2048 105.0-105.6 /
+  // 104.1-104.6 / 103.6-103.7 / 103.2-103.4; the chunks unrolled by 2, 184.6-185.2 at
+  // 4096x4096x7168.  Whole waves at 128x192 (one scratch buffer of 96 columns) lost 2-5%, unrolled
+  // or not: that tile keeps its chunks.  tools/wgmma_probe.cu keeps both structures for study.
+  constexpr bool kWholeWaves =
+      kSchedule == kScheduleDense && kCast == kCastNone && !kBf16 && !kSfbPerRow && kBlockN == 128 && kWaves == 2;
+  constexpr int kChunksPerWave =
+      kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
   constexpr int kLastChunkN = kBlockN - (kChunksPerWave - 1) * kChunkN;  // the last chunk's width
   constexpr int kChunkAccs = kChunkN / 2;
@@ -1392,6 +1400,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
+#pragma unroll(kWholeWaves ? 4 : 1)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {
           DG_TRACE(tracer.wait_begin();)
@@ -1426,9 +1435,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         // The block's MMAs go in chunks of 64 rows (a wave) by kChunkN columns, through two scratch
         // buffers in turn: chunk c + 1 is issued before chunk c is waited for and folded in, so
         // the tensor cores work while the scales are applied (only the last chunk's fold is
-        // exposed).  Every branch here is resolved at compile time: a runtime branch around the
+        // exposed); whole-wave tiles take one chunk per wave through one buffer (Note [whole
+        // waves]).  Every branch here is resolved at compile time: a runtime branch around the
         // wgmmas makes ptxas serialise them.
-        float part[2][kChunkAccs];
+        float part[kWholeWaves ? 1 : 2][kChunkAccs];
         auto issue = [&](const int c) {
           const int w = c / kChunksPerWave, h = c % kChunksPerWave;
           // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
@@ -1439,24 +1449,27 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           for (int kk = 0; kk < kBlockK / 32; ++kk) {
             if (kLastChunkN != kChunkN && h == kChunksPerWave - 1) {  // (h is a constant once unrolled)
               p::fp8_wgmma<kLastChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                        part[c % 2], kk > 0);
+                                        part[kWholeWaves ? 0 : c % 2], kk > 0);
             } else {
               p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                    part[c % 2], kk > 0);
+                                    part[kWholeWaves ? 0 : c % 2], kk > 0);
             }
           }
           p::wgmma_commit();
         };
-        issue(kFirstChunk);
+        if constexpr (!kWholeWaves) issue(kFirstChunk);
 #pragma unroll
         for (int c = kFirstChunk; c < kEndChunk; ++c) {
-          if (c + 1 < kEndChunk) {
+          if constexpr (kWholeWaves) {  // one chain at a time (Note [whole waves])
+            issue(c);
+            p::wgmma_wait<0>();
+          } else if (c + 1 < kEndChunk) {
             issue(c + 1);
             p::wgmma_wait<1>();
           } else {
             p::wgmma_wait<0>();
           }
-          float* pc = part[c % 2];
+          float* pc = part[kWholeWaves ? 0 : c % 2];
 #pragma unroll
           for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
           // Release the stage once every lane's shared-memory reads are done.
