@@ -1182,7 +1182,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // 4096x4096x7168 186.2-187.4 / 187.1-187.6 / 181.1-181.6 / 179.6-179.9, 4096x7168x16384
   // 725.3-726.2 / 726.5-730.2 / 710.2-710.8 / 694.2-695.2, 4096x7168x2048 105.0-105.6 /
   // 104.1-104.6 / 103.6-103.7 / 103.2-103.4; the chunks unrolled by 2, 184.6-185.2 at
-  // 4096x4096x7168.  Whole waves at 128x192 (one scratch buffer of 96 columns) lost 2-5%, unrolled
+  // 4096x4096x7168.  Whole waves at 128x192 (one scratch buffer of 192 columns) lost 2-5%, unrolled
   // or not: that tile keeps its chunks.  tools/wgmma_probe.cu keeps both structures for study.
   constexpr bool kWholeWaves =
       kSchedule == kScheduleDense && kCast == kCastNone && !kBf16 && !kSfbPerRow && kBlockN == 128 && kWaves == 2;
