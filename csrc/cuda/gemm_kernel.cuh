@@ -1033,6 +1033,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
+  // The FP8 dense kernels (split K included; multicast pairs are BF16): 128x128 SFB blocks.
+  constexpr bool kFp8Dense = !kBf16 && kSchedule == kScheduleDense && kCast == kCastNone;
+  static_assert(!kFp8Dense || !kSfbPerRow, "the dense FP8 kernels take 128x128 SFB blocks");
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
 
@@ -1088,7 +1091,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     p::regs_decrease<T::kProducerRegs>();
     // The FP8 dense kernels (split K included) may split each stage over two warps (Note [a warp
     // for the scales]); both walk the same units.
-    constexpr bool kScaleWarp = !kBf16 && kSchedule == kScheduleDense && kCast == kCastNone;
+    constexpr bool kScaleWarp = kFp8Dense;
     const int dense_cta = kCluster ? split_cluster : static_cast<int>(blockIdx.x);
     const int dense_ctas = kCluster ? split_clusters : static_cast<int>(gridDim.x);
     const int dense_rank = kCluster ? static_cast<int>(split_rank) : 0;
@@ -1184,8 +1187,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // 104.1-104.6 / 103.6-103.7 / 103.2-103.4; the chunks unrolled by 2, 184.6-185.2 at
   // 4096x4096x7168.  Whole waves at 128x192 (one scratch buffer of 192 columns) lost 2-5%, unrolled
   // or not: that tile keeps its chunks.  tools/wgmma_probe.cu keeps both structures for study.
-  constexpr bool kWholeWaves =
-      kSchedule == kScheduleDense && kCast == kCastNone && !kBf16 && !kSfbPerRow && kBlockN == 128 && kWaves == 2;
+  constexpr bool kWholeWaves = kFp8Dense && kBlockN == 128 && kWaves == 2;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
@@ -1441,7 +1443,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         // exposed); whole-wave tiles take one chunk per wave through one buffer (Note [whole
         // waves]).  Every branch here is resolved at compile time: a runtime branch around the
         // wgmmas makes ptxas serialise them.
-        float part[kWholeWaves ? 1 : 2][kChunkAccs];
+        constexpr int kScratch = kWholeWaves ? 1 : 2;  // scratch buffers, taken in turn
+        float part[kScratch][kChunkAccs];
         auto issue = [&](const int c) {
           const int w = c / kChunksPerWave, h = c % kChunksPerWave;
           // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
@@ -1452,10 +1455,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           for (int kk = 0; kk < kBlockK / 32; ++kk) {
             if (kLastChunkN != kChunkN && h == kChunksPerWave - 1) {  // (h is a constant once unrolled)
               p::fp8_wgmma<kLastChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                        part[kWholeWaves ? 0 : c % 2], kk > 0);
+                                        part[c % kScratch], kk > 0);
             } else {
               p::fp8_wgmma<kChunkN>(p::gmma_desc_k_sw128_at(a_lo + 2 * kk), p::gmma_desc_k_sw128_at(bh_lo + 2 * kk),
-                                    part[kWholeWaves ? 0 : c % 2], kk > 0);
+                                    part[c % kScratch], kk > 0);
             }
           }
           p::wgmma_commit();
@@ -1472,7 +1475,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           } else {
             p::wgmma_wait<0>();
           }
-          float* pc = part[kWholeWaves ? 0 : c % 2];
+          float* pc = part[c % kScratch];
 #pragma unroll
           for (int i = 0; i < kChunkAccs; ++i) p::fence_operand(pc[i]);
           // Release the stage once every lane's shared-memory reads are done.
