@@ -1177,16 +1177,21 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   constexpr bool kThreeSfb = !kBf16 && !kSfbPerRow && !sfb_two_blocks(kBlockN);
   // Note [whole waves]: the 256x128 FP8 tile issues one m64 x 128 chain per wave into one scratch
   // buffer, waits for it and folds it before the next goes out (upstream's structure), and its K
-  // loop is unrolled by four, so that ptxas places the next stage's try-wait, the release and the
-  // next K block's scale loads among the last wave's fold instructions in three K blocks of four
+  // loop is unrolled by eight, so that ptxas places the next stage's try-wait, the release and the
+  // next K block's scale loads among the last wave's fold instructions in seven K blocks of eight
   // (a loop of one K block keeps the wait behind the back edge).  Only the plain dense kernel takes
   // it; the grouped kernels keep the chunks below.  Measured on the H100 (thirty-third session,
   // trace harness, three rounds, µs), chunks / whole waves / whole unrolled by 2 / by 4:
   // 4096x4096x7168 186.2-187.4 / 187.1-187.6 / 181.1-181.6 / 179.6-179.9, 4096x7168x16384
   // 725.3-726.2 / 726.5-730.2 / 710.2-710.8 / 694.2-695.2, 4096x7168x2048 105.0-105.6 /
   // 104.1-104.6 / 103.6-103.7 / 103.2-103.4; the chunks unrolled by 2, 184.6-185.2 at
-  // 4096x4096x7168.  Whole waves at 128x192 (one scratch buffer of 192 columns) lost 2-5%, unrolled
-  // or not: that tile keeps its chunks.  tools/wgmma_probe.cu keeps both structures for study.
+  // 4096x4096x7168.  Thirty-fourth session (H100, two rounds, µs), whole waves unrolled by 4 / by 8
+  // / chunks unrolled by 4: 4096x4096x7168 181.6-182.0 / 179.8-180.0 / 186.0-186.3,
+  // 4096x7168x16384 708.8-709.0 / 700.2-701.1 / 730.8-731.2, 4096x7168x2048 103.4-103.8 /
+  // 102.7-102.9 / 104.4-104.7, 2816x1536x16384 103.1-103.8 / 102.1 / 104.9-105.4.  Whole waves at
+  // 128x192 (one scratch buffer of 192 columns) lost 2-5%, unrolled or not, and that tile's chunks
+  // unrolled by 2 or 4 lost up to 7% (4096x32768x512 145.0 against 154.1 and 155.1): it keeps its
+  // chunks, not unrolled.  tools/wgmma_probe.cu keeps both structures for study.
   constexpr bool kWholeWaves = kFp8Dense && kBlockN == 128 && kWaves == 2;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
@@ -1402,10 +1407,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
-      // Whole-wave tiles unroll by four (Note [whole waves]).  The others keep what the compiler
+      // Whole-wave tiles unroll by eight (Note [whole waves]).  The others keep what the compiler
       // chose for them without a pragma: two for the 16-column tiles, none for the rest (the SASS
       // is the same as without it, but for the 64x16 loops' exit test, != for <=).
-#pragma unroll(kWholeWaves ? 4 : kBlockN <= 16 ? 2 : 1)
+#pragma unroll(kWholeWaves ? 8 : kBlockN <= 16 ? 2 : 1)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {
           DG_TRACE(tracer.wait_begin();)
