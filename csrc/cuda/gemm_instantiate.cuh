@@ -195,7 +195,11 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                              !general_schedule_forced();
   const int idle = idle_waves_setting();
   args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
-  args.slab_wait = slab_waits_own_region() ? 1 : 0;
+  // Slab waits (Note [slab waits]) by default in the FP8 dense kernel alone, where they were measured.
+  const bool fp8_dense_kernel = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && p.layout == GemmLayout::kDense &&
+                                !general_schedule_forced();
+  const int slab = slab_wait_setting();
+  args.slab_wait = (slab < 0 ? fp8_dense_kernel : slab == 1) ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 dense kernels alone (dense schedule, split K included; Note [a warp for the
   // scales]).
