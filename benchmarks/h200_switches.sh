@@ -7,7 +7,8 @@
 #
 # Build, the GPU GEMM suites (they compare the switches bit for bit), then, each family with an
 # identity variant as the A/A control and against the defaults of csrc/cuda/gemm_switches.h:
-#   dense        slab waits, staggered warpgroups, 256x128 forced (as is and with slab waits)
+#   dense        slab waits off (on by default there), staggered warpgroups, 256x128 forced (as is and
+#                without slab waits)
 #   masked       the general kernel, idle waves kept, tiles forced
 #   bf16_masked  idle waves skipped
 #   k_grouped    the general K-grouped kernel, 128x128 forced (the default takes 128x160)
@@ -42,11 +43,12 @@ bench() {  # bench LOG SCRIPT ARGS...
     | tee "$OUT/$log.log" | grep -v "^|" | cut -c1-400
   echo "[$log: $(( $(date +%s) - start )) s]"
 }
-# aa: an identity variant, the A/A control of the method (docs/performance.md, twenty-first session).
-aa=aa:DG_GEMM_SLAB_WAIT=0
-bench dense gpu_gemm --forward-only --repeats 16 --variant $aa --variant slab:DG_GEMM_SLAB_WAIT=1 \
+# aa: an identity variant, the A/A control of the method (docs/performance.md, twenty-first session):
+# no stagger, the default of every kernel.
+aa=aa:DG_GEMM_STAGGER_CYCLES=0
+bench dense gpu_gemm --forward-only --repeats 16 --variant $aa --variant noslab:DG_GEMM_SLAB_WAIT=0 \
   --variant st2000:DG_GEMM_STAGGER_CYCLES=2000 --tiles 256x128 \
-  --variant 256slab:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_SLAB_WAIT=1
+  --variant 256noslab:DG_SM90_GEMM_CONFIG=256x128,DG_GEMM_SLAB_WAIT=0
 bench masked gpu_grouped_gemm --only masked --repeats 9 --variant $aa --variant general:DG_GEMM_MASKED_SCHEDULE=0 \
   --variant keep:DG_GEMM_SKIP_IDLE_WAVES=0 --tiles 128x128,128x192,256x128,64x128
 bench bf16_masked gpu_grouped_gemm --only bf16_masked --repeats 9 --variant $aa --variant skip:DG_GEMM_SKIP_IDLE_WAVES=1

@@ -2,9 +2,10 @@
 # Where FP8 time goes, tile by tile: tools/gemm_trace.cu built for the tiles the heuristic picks at
 # m = 4096 (256x128, 128x192, 128x176) and 128x128, traced (Note [tile trace]) and untraced, and
 # run on the six m = 4096 dense benchmark shapes (issue 13's gap), 256x128 at k = 512 and 1536
-# (where the heuristic's model charges 256-row tiles a fixed cost per tile; also with
-# DG_GEMM_SLAB_WAIT=1, Note [slab waits]), 128x192 at k = 7168, a few with the second math
-# warpgroup started late (DG_GEMM_STAGGER_CYCLES, Note [staggered warpgroups]),
+# (where the heuristic's model charges 256-row tiles a fixed cost per tile; also without slab
+# waits, DG_GEMM_SLAB_WAIT=0, Note [slab waits]: the dense kernel's default is on), 128x192 at
+# k = 7168, a few with the second math warpgroup started late (DG_GEMM_STAGGER_CYCLES, Note
+# [staggered warpgroups]),
 # and the masked problem furthest behind upstream (32 groups of about 192 rows, n 4096, k 2048:
 # the pick 256x128 and 128x128, on the general kernel and on the masked one).  No torch, no
 # extension build: nvcc and the nvidia-cutlass wheel (in .whl/) only.  First, the stage copies in
@@ -56,9 +57,9 @@ run() {  # run TILE M N K
   run 256x128 4096 32768 512
   run 256x128 4096 24576 1536
   run 128x192 4096 4096 7168
-  DG_GEMM_SLAB_WAIT=1 run 256x128 4096 32768 512
-  DG_GEMM_SLAB_WAIT=1 run 256x128 4096 24576 1536
-  DG_GEMM_SLAB_WAIT=1 run 256x128 4096 4096 7168
+  DG_GEMM_SLAB_WAIT=0 run 256x128 4096 32768 512
+  DG_GEMM_SLAB_WAIT=0 run 256x128 4096 24576 1536
+  DG_GEMM_SLAB_WAIT=0 run 256x128 4096 4096 7168
   DG_GEMM_STAGGER_CYCLES=1000 run 128x192 4096 32768 512
   DG_GEMM_STAGGER_CYCLES=2000 run 128x192 4096 32768 512
   DG_GEMM_STAGGER_CYCLES=2000 run 256x128 4096 32768 512
