@@ -195,11 +195,12 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                              !general_schedule_forced();
   const int idle = idle_waves_setting();
   args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
-  // Slab waits (Note [slab waits]) by default in the FP8 dense kernel alone, where they were measured.
-  const bool fp8_dense_kernel = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && p.layout == GemmLayout::kDense &&
-                                !general_schedule_forced();
+  // Whether this launch runs a plain dense kernel (the launch below follows it).  Slab waits (Note
+  // [slab waits]) are on by default in the FP8 one alone, where they were measured.
+  const bool dense_kernel =
+      kSplit == 1 && kCast == 0 && !kSfbPerRow && p.layout == GemmLayout::kDense && !general_schedule_forced();
   const int slab = slab_wait_setting();
-  args.slab_wait = (slab < 0 ? fp8_dense_kernel : slab == 1) ? 1 : 0;
+  args.slab_wait = (slab < 0 ? !kBf16 && dense_kernel : slab == 1) ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 dense kernels alone (dense schedule, split K included; Note [a warp for the
   // scales]).
@@ -370,7 +371,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if (attr != cudaSuccess) return attr;
           return cudaLaunchKernelEx(&launch, decltype(kernel)::value, tm_a, tm_b, tm_d, args);
         };
-        if (p.layout == GemmLayout::kDense) {
+        if (dense_kernel) {
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {

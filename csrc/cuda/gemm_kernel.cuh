@@ -1651,9 +1651,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           // store to have read it.  Where the last committed store was the other region's
           // (this tile's first slab, or the last tile's second), every older one has to be done:
           // wait for all but that one; otherwise for all.  On by default in the FP8 dense kernel
-          // (DG_GEMM_SLAB_WAIT: 0 turns it off there, 1 on everywhere).  The eighteenth session
-          // found it level with the chunked K loop; with whole waves (H200, thirty-fourth session)
-          // it was 1.1-1.6% faster at 4096x7168x2048 in the harness and 2.6% in the benchmark.
+          // (DG_GEMM_SLAB_WAIT, csrc/cuda/gemm_switches.h, with the figures).
           if (wg_thread == 0 && stores_pending) {
             if (kWaves == 2 && args.slab_wait && last_slab != w) {
               p::tma_store_wait_read_all_but_last();
