@@ -206,6 +206,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // scales]).
   args.scale_warp = !kBf16 && kCast == 0 && scale_warp_chosen() ? 1 : 0;
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
+  args.stsm = stsm_chosen() ? 1 : 0;  // Note [stmatrix epilogue]
+  args.compact_epilogue = compact_epilogue_chosen() ? 1 : 0;  // Note [compact epilogue]
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

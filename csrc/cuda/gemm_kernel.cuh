@@ -103,6 +103,8 @@ struct KernelArgs {
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
   int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
   int l2_hints;  // the TMA copies' L2 policy codes, l2_hints_of(A, B, D) (Note [L2 policies])
+  int stsm;  // the bf16 epilogue writes its tile to shared memory with stmatrix (Note [stmatrix epilogue])
+  int compact_epilogue;  // dense kernels: the common tile's epilogue takes its own path (Note [compact epilogue])
 };
 
 // Note [L2 policies]: the producer may tag each operand's K-major TMA loads, and the consumers D's
@@ -1633,61 +1635,95 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       });
     };
 
+    // Whether the wave-w slab of this warpgroup goes out through the TMA unit: the item owns all
+    // its rows in D (a whole slab, or, clip_rows, any non-empty slab, the map clipping rows past
+    // the item's end).
+    auto owns_slab = [&](const int w) {
+      const int slab = w * T::kWaveRows + warpgroup * 64;
+      return args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
+    };
+    // The wave-w slab in bf16 through the output buffer and the TMA unit (C, if any, already added).
+    auto store_slab_bf16 = [&](const int w) {
+      const float* acc_w = acc + w * kAccs;
+      const int slab = w * T::kWaveRows + warpgroup * 64;
+      uint8_t* out = smem_out + slab * kBlockN * 2;
+      const int row0 = where.d_row0() + slab;
+      // Note [slab waits]: a warpgroup's two slabs of a 256-row tile lie in separate regions of
+      // the output buffer, and the slab about to be written needs only its own region's last
+      // store to have read it.  Where the last committed store was the other region's
+      // (this tile's first slab, or the last tile's second), every older one has to be done:
+      // wait for all but that one; otherwise for all.  On by default in the FP8 dense kernel
+      // (DG_GEMM_SLAB_WAIT, csrc/cuda/gemm_switches.h, with the figures).
+      if (wg_thread == 0 && stores_pending) {
+        if (kWaves == 2 && args.slab_wait && last_slab != w) {
+          p::tma_store_wait_read_all_but_last();
+        } else {
+          p::tma_store_wait_read();
+        }
+      }
+      p::named_barrier_sync(1 + warpgroup, 128);
+      // Boxes of 64 rows x kOutBoxCols columns: 64-byte rows with the 64-byte swizzle (16-byte
+      // unit u of row r at u ^ ((r >> 1) & 3)), or 32-byte rows with the 32-byte one (u ^ ((r >> 2) & 1)).
+      constexpr int kBoxCols = T::kOutBoxCols, kUnits = kBoxCols / 8, kBoxBytes = 64 * kBoxCols * 2;
+      // Note [stmatrix epilogue]: with args.stsm, each stmatrix x4 writes the 8-column groups j
+      // and j + 1 of this warp's 16 rows (matrix i: group j + i / 2, rows 8 * (i % 2) on), 16
+      // 16-byte row pieces per lane and tile instead of 64 4-byte STS.  Lane l addresses row l % 8
+      // of matrix l / 8; the swizzle moves whole 16-byte units, so each matrix row stays whole.
+      // Compiled into the FP8 dense kernels alone: the second path costs the contiguous
+      // 128x192 kernel a 24-byte spill in its K loop.
+      if (kFp8Dense && kBlockN % 16 == 0 && args.stsm) {
+        const int mi = lane / 8;
+        const int r = wg_warp * 16 + 8 * (mi % 2) + lane % 8;
+        const int swz = kUnits == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+        const uint32_t row_base = p::smem_addr(out) + r * (kBoxCols * 2);
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; j += 2) {
+          const int jl = j + mi / 2;  // this lane's matrix's 8-column group
+          const uint32_t addr = row_base + (jl / kUnits) * kBoxBytes + (((jl % kUnits) ^ swz) * 16);
+          p::stmatrix_x4(
+              addr, pack_bf16x2(acc_w[4 * j], acc_w[4 * j + 1]), pack_bf16x2(acc_w[4 * j + 2], acc_w[4 * j + 3]),
+              pack_bf16x2(acc_w[4 * j + 4], acc_w[4 * j + 5]), pack_bf16x2(acc_w[4 * j + 6], acc_w[4 * j + 7]));
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kBlockN / 8; ++j) {
+          const int chunk = j / kUnits, unit16 = j % kUnits;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = wg_warp * 16 + lane / 4 + 8 * h;
+            const uint32_t v = pack_bf16x2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
+            const int swz = kUnits == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
+            const int offset = chunk * kBoxBytes + r * (kBoxCols * 2) + ((unit16 ^ swz) * 16) + (lane % 4) * 4;
+            *reinterpret_cast<uint32_t*>(out + offset) = v;
+          }
+        }
+      }
+      p::fence_async_shared();
+      p::named_barrier_sync(1 + warpgroup, 128);
+      if (wg_thread == 0) {
+#pragma unroll
+        for (int q = 0; q < kBlockN / kBoxCols; ++q) {
+          const int col = n0 + q * kBoxCols;
+          if (col < args.n)
+            tma_store_3d_as(l2_hint_at(args.l2_hints, kL2ShiftD), &tm_d, out + q * kBoxBytes, col, row0, where.z());
+        }
+        p::tma_store_commit();
+        stores_pending = true;
+        last_slab = w;
+      }
+    };
+
     // Each wave's 64-row slab of this warpgroup, written in turn.
     auto write_slab = [&](const int w) {
       float* acc_w = acc + w * kAccs;
       const int slab = w * T::kWaveRows + warpgroup * 64;
-      // The slab goes out through the TMA unit when the item owns all its rows in D: a whole
-      // slab, or (clip_rows) any non-empty slab, the map clipping rows past the item's end.
-      const bool own_slab = args.clip_rows ? (r_lo == 0 && slab < r_hi) : (r_lo <= slab && slab + 64 <= r_hi);
-      if (T::kOutViaSmem && args.tma_out && own_slab && !(flags & kZero)) {
+      if (T::kOutViaSmem && args.tma_out && owns_slab(w) && !(flags & kZero)) {
         uint8_t* out = smem_out + slab * kBlockN * 2;
         const int row0 = where.d_row0() + slab;
         if (!args.d_f32) {
           // A bf16 C (D itself or not) is read here, before this slab's store can overwrite it.
           if (args.c != nullptr) add_c(acc_w, w);
-          // Note [slab waits]: a warpgroup's two slabs of a 256-row tile lie in separate regions of
-          // the output buffer, and the slab about to be written needs only its own region's last
-          // store to have read it.  Where the last committed store was the other region's
-          // (this tile's first slab, or the last tile's second), every older one has to be done:
-          // wait for all but that one; otherwise for all.  On by default in the FP8 dense kernel
-          // (DG_GEMM_SLAB_WAIT, csrc/cuda/gemm_switches.h, with the figures).
-          if (wg_thread == 0 && stores_pending) {
-            if (kWaves == 2 && args.slab_wait && last_slab != w) {
-              p::tma_store_wait_read_all_but_last();
-            } else {
-              p::tma_store_wait_read();
-            }
-          }
-          p::named_barrier_sync(1 + warpgroup, 128);
-          // Boxes of 64 rows x kOutBoxCols columns: 64-byte rows with the 64-byte swizzle (16-byte
-          // unit u of row r at u ^ ((r >> 1) & 3)), or 32-byte rows with the 32-byte one (u ^ ((r >> 2) & 1)).
-          constexpr int kBoxCols = T::kOutBoxCols, kUnits = kBoxCols / 8, kBoxBytes = 64 * kBoxCols * 2;
-#pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j) {
-            const int chunk = j / kUnits, unit16 = j % kUnits;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = wg_warp * 16 + lane / 4 + 8 * h;
-              const uint32_t v = pack_bf16x2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
-              const int swz = kUnits == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
-              const int offset = chunk * kBoxBytes + r * (kBoxCols * 2) + ((unit16 ^ swz) * 16) + (lane % 4) * 4;
-              *reinterpret_cast<uint32_t*>(out + offset) = v;
-            }
-          }
-          p::fence_async_shared();
-          p::named_barrier_sync(1 + warpgroup, 128);
-          if (wg_thread == 0) {
-#pragma unroll
-            for (int q = 0; q < kBlockN / kBoxCols; ++q) {
-              const int col = n0 + q * kBoxCols;
-              if (col < args.n)
-                tma_store_3d_as(l2_hint_at(args.l2_hints, kL2ShiftD), &tm_d, out + q * kBoxBytes, col, row0, where.z());
-            }
-            p::tma_store_commit();
-            stores_pending = true;
-            last_slab = w;
-          }
+          store_slab_bf16(w);
           return;
         }
         // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns
@@ -1754,8 +1790,28 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       });
     };
     if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
+      // Note [compact epilogue]: with args.compact_epilogue (DG_GEMM_COMPACT_EPILOGUE=1), the
+      // common tile (bf16 D through the TMA unit, no C, every slab owned) takes a path of its own,
+      // whose instructions ptxas lays out together.  Through write_slab they come in fragments
+      // between the other paths' code (the float32 buffer, C, the register path), over some 100 KB
+      // of the 256x128 kernel's SASS, and each jump is an instruction-cache miss.  Nsight Compute on
+      // the H100 (4096x7168x2048, the 256x128 tile, path always taken): "no instruction" stall
+      // samples 834 -> 361 of 10,694 -> 10,312 (upstream's whole kernel: 51 of 9,044), SM active
+      // cycles 165.4k -> 159.8k.  Trace harness, same card, two to five rounds: 4096x7168x2048 101.0-101.6
+      // -> 100.2-100.6 us, 4096x4096x7168 level (178.3-179.1 -> 178.0-178.2), 2816x1536x16384
+      // level, 4096x7168x16384 693.0-693.4 -> 694.2-694.7; the 128x192 tile 0.4-0.9% slower at
+      // 4096x32768x512.  Not yet timed in-run, so off by default.
+      bool common = args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
+                    !(flags & kZero);
 #pragma unroll
-      for (int w = 0; w < kWaves; ++w) write_slab(w);
+      for (int w = 0; w < kWaves; ++w) common = common && owns_slab(w);
+      if (common) {
+#pragma unroll
+        for (int w = 0; w < kWaves; ++w) store_slab_bf16(w);
+      } else {
+#pragma unroll
+        for (int w = 0; w < kWaves; ++w) write_slab(w);
+      }
     } else {
       // One call per wave: with the loop above, the general and contiguous kernels' 256-row
       // tiles kept the wave index at run time and their accumulators in local memory (a

@@ -47,6 +47,18 @@ inline int idle_waves_setting() { return env_setting("DG_GEMM_SKIP_IDLE_WAVES");
 // none slower.
 inline int slab_wait_setting() { return env_setting("DG_GEMM_SLAB_WAIT"); }
 
+// DG_GEMM_STSM: the bf16 epilogue writes each slab to shared memory with stmatrix x4 rather than
+// 4-byte stores (Note [stmatrix epilogue]).  A measuring switch, off unless set to 1: on the H100
+// (thirty-seventh session) 0.3-1.2% faster in the trace harness (256x128 and 128x192 at m = 4096),
+// level in-run over the 18 dense shapes (two runs in one process: geomean 1.006 and 0.996).
+inline bool stsm_chosen() { return env_switch_on("DG_GEMM_STSM"); }
+
+// DG_GEMM_COMPACT_EPILOGUE: the dense kernels' common tile (bf16 D through the TMA unit, no C,
+// every slab owned) takes an epilogue path of its own, its instructions together after the K loop
+// (Note [compact epilogue], with the harness figures).  A measuring switch, off unless set to 1;
+// not yet timed in-run.
+inline bool compact_epilogue_chosen() { return env_switch_on("DG_GEMM_COMPACT_EPILOGUE"); }
+
 // DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note
 // [staggered warpgroups]).  0: level on all 18 dense shapes at N = 2000 once the timing order
 // was rotated, slower on the grouped families.

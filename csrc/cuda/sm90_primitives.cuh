@@ -219,6 +219,15 @@ __device__ __forceinline__ void tma_store_wait_read_all_but_last() {
 // Waits until every committed store has completed.
 __device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
+// Writes four 8x8 matrices of 16-bit values to shared memory (stmatrix x4): the warp's lane l gives
+// the address of row l % 8 of matrix l / 8, and register i of each lane holds its two values of
+// matrix i (lane l: row l / 4, columns 2 * (l % 4) and the next), as an m64nNk16 accumulator holds them.
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(v0), "r"(v1),
+               "r"(v2), "r"(v3)
+               : "memory");
+}
+
 // Orders this thread's ordinary shared-memory writes before later async-proxy reads (TMA, wgmma).
 __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 

@@ -285,6 +285,47 @@ def test_band_width_keeps_the_bits(tile: str, monkeypatch: pytest.MonkeyPatch, c
     assert printed[-len(widths) :] == ["8", "1", "3", "16", "64", "8", "8"]
 
 
+@pytest.mark.parametrize("c_form", ["none", "bf16_c"])
+@pytest.mark.parametrize("tile", ["64x128", "128x128", "128x192", "256x128"])
+def test_stmatrix_epilogue_keeps_the_bits(
+    tile: str, c_form: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [stmatrix epilogue] (DG_GEMM_STSM=1): the bf16 tile written to shared memory with
+    stmatrix lands where the 4-byte stores put it. Forced dense tiles with partial last tiles in
+    both directions (their slabs take the register path), bf16 C added or not: the same bits."""
+    bm, bn = (int(v) for v in tile.split("x"))
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    m, n, k = 7 * bm - 40, 5 * bn - 24, 1152
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    c = torch.randn(m, n, device="cuda").bfloat16() if c_form == "bf16_c" else None
+    expected = ref + (c.double() if c is not None else 0.0)
+    _same_bits_under_switch(monkeypatch, "DG_GEMM_STSM", ("0", "1"), ops, c, expected)
+    assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
+
+
+@pytest.mark.parametrize("c_form", ["none", "bf16_c"])
+@pytest.mark.parametrize("tile", ["64x128", "128x192", "256x128"])
+def test_compact_epilogue_keeps_the_bits(
+    tile: str, c_form: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [compact epilogue] (DG_GEMM_COMPACT_EPILOGUE=1): the common tile's own path writes
+    what write_slab writes. Forced dense tiles, partial last tiles in both directions (a 256-row
+    tile whose second slabs are empty takes write_slab), bf16 C (write_slab throughout), with the
+    stmatrix epilogue off and on: the same bits."""
+    bm, bn = (int(v) for v in tile.split("x"))
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    m, n, k = 6 * bm - 200 if bm == 256 else 6 * bm - 40, 5 * bn - 24, 1152
+    ops, ref = _operands(m, n, k, per_row_b=False)
+    c = torch.randn(m, n, device="cuda").bfloat16() if c_form == "bf16_c" else None
+    expected = ref + (c.double() if c is not None else 0.0)
+    for stsm in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_STSM", stsm)
+        _same_bits_under_switch(monkeypatch, "DG_GEMM_COMPACT_EPILOGUE", ("0", "1"), ops, c, expected)
+    assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
+
+
 @pytest.mark.parametrize(
     ("tile", "m", "n", "k"),
     [
