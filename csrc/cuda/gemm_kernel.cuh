@@ -104,7 +104,7 @@ struct KernelArgs {
   int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
   int l2_hints;  // the TMA copies' L2 policy codes, l2_hints_of(A, B, D) (Note [L2 policies])
   int stsm;  // the bf16 epilogue writes its tile to shared memory with stmatrix (Note [stmatrix epilogue])
-  int compact_epilogue;  // dense kernels: the common tile's epilogue takes its own path (Note [compact epilogue])
+  int compact_epilogue;  // the common tile's epilogue takes its own path (Note [compact epilogue])
 };
 
 // Note [L2 policies]: the producer may tag each operand's K-major TMA loads, and the consumers D's
@@ -1800,7 +1800,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       // cycles 165.4k -> 159.8k.  Trace harness, same card, two to five rounds: 4096x7168x2048 101.0-101.6
       // -> 100.2-100.6 us, 4096x4096x7168 level (178.3-179.1 -> 178.0-178.2), 2816x1536x16384
       // level, 4096x7168x16384 693.0-693.4 -> 694.2-694.7; the 128x192 tile 0.4-0.9% slower at
-      // 4096x32768x512.  Not yet timed in-run, so off by default.
+      // 4096x32768x512.  Not yet timed in-run, so off by default.  The grouped and general kernels
+      // take the same path below (ptxas: the general 256x128 FP8 kernel's stack 64 -> 72 bytes,
+      // its spills 104/180 -> 88/152 bytes stored/loaded; the rest unchanged).
       bool common = args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
                     !(flags & kZero);
 #pragma unroll
@@ -1815,9 +1817,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     } else {
       // One call per wave: with the loop above, the general and contiguous kernels' 256-row
       // tiles kept the wave index at run time and their accumulators in local memory (a
-      // 512-byte stack frame, from 3c24bbd on); the plain dense kernels unroll it.
-      write_slab(0);
-      if constexpr (kWaves == 2) write_slab(1);
+      // 512-byte stack frame, from 3c24bbd on); the plain dense kernels unroll it.  The compact
+      // path as above (Note [compact epilogue]).
+      const bool common = args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
+                          !(flags & kZero) && owns_slab(0) && (kWaves == 1 || owns_slab(1));
+      if (common) {
+        store_slab_bf16(0);
+        if constexpr (kWaves == 2) store_slab_bf16(1);
+      } else {
+        write_slab(0);
+        if constexpr (kWaves == 2) write_slab(1);
+      }
     }
     DG_TRACE(tracer.end(wg_thread == 0);)
   };

@@ -53,7 +53,7 @@ inline int slab_wait_setting() { return env_setting("DG_GEMM_SLAB_WAIT"); }
 // level in-run over the 18 dense shapes (two runs in one process: geomean 1.006 and 0.996).
 inline bool stsm_chosen() { return env_switch_on("DG_GEMM_STSM"); }
 
-// DG_GEMM_COMPACT_EPILOGUE: the dense kernels' common tile (bf16 D through the TMA unit, no C,
+// DG_GEMM_COMPACT_EPILOGUE: the common tile (bf16 D through the TMA unit, no C,
 // every slab owned) takes an epilogue path of its own, its instructions together after the K loop
 // (Note [compact epilogue], with the harness figures).  A measuring switch, off unless set to 1;
 // not yet timed in-run.

@@ -5,7 +5,8 @@ layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one grou
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
 padding), each also on every compiled tile, masked layouts with masked_m above and below
 expected_m (also on the masked kernel, DG_GEMM_MASKED_SCHEDULE=1, with the general kernel's bits),
-and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1).  Rows of no group in a
+and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1) and with the compact
+epilogue (DG_GEMM_COMPACT_EPILOGUE=1).  Rows of no group in a
 per-row-id layout (ids outside [0, G)) come out exactly zero over a NaN-filled d; psum gaps
 and masked tails keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
 with the group sizes changed in place between replays.  Skipped without a GPU.
@@ -263,12 +264,15 @@ IDLE_MASKED_COUNTS = [0, 1, 64, 65, 129, 192, 193, 320]  # max_m 320: full, part
 
 def _both_idle_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
     """run() with DG_GEMM_SKIP_IDLE_WAVES off and on (it checks its result against float64 and
-    returns D): the skipped MMAs belong to rows that are never written, so D keeps its bits."""
+    returns D): the skipped MMAs belong to rows that are never written, so D keeps its bits.  Each
+    also with DG_GEMM_COMPACT_EPILOGUE=1 (Note [compact epilogue]): tiles whose slabs are all
+    owned take the compact path, the others write_slab, and D keeps its bits."""
     outs = []
-    for skip in ("0", "1"):
+    for skip, compact in (("0", "0"), ("1", "0"), ("0", "1"), ("1", "1")):
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
+        monkeypatch.setenv("DG_GEMM_COMPACT_EPILOGUE", compact)
         outs.append(run())
-    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+    assert all(torch.equal(outs[0].view(torch.int16), out.view(torch.int16)) for out in outs[1:])
 
 
 @pytest.mark.parametrize("config", IDLE_WAVE_CONFIGS)
