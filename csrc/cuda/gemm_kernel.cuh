@@ -103,7 +103,7 @@ struct KernelArgs {
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
   int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
   int l2_hints;  // the TMA copies' L2 policy codes, l2_hints_of(A, B, D) (Note [L2 policies])
-  int stsm;  // the bf16 epilogue writes its tile to shared memory with stmatrix (Note [stmatrix epilogue])
+  int stsm;  // FP8 dense kernels: the bf16 slabs go to shared memory by stmatrix (Note [stmatrix epilogue])
   int compact_epilogue;  // the common tile's epilogue takes its own path (Note [compact epilogue])
 };
 
@@ -1789,22 +1789,29 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
       });
     };
+    // Note [compact epilogue]: with args.compact_epilogue (DG_GEMM_COMPACT_EPILOGUE=1), the
+    // common tile (bf16 D through the TMA unit, no C, every slab owned: where write_slab would go
+    // straight to store_slab_bf16 for each wave) takes a path of its own, whose instructions ptxas
+    // lays out together.  Through write_slab they come in fragments between the other paths' code
+    // (the float32 buffer, C, the register path), over some 100 KB of the 256x128 kernel's SASS,
+    // and each jump is an instruction-cache miss.  Nsight Compute on the H100 (4096x7168x2048, the
+    // 256x128 tile, path always taken): "no instruction" stall samples 834 -> 361 of 10,694 ->
+    // 10,312 (upstream's whole kernel: 51 of 9,044), SM active cycles 165.4k -> 159.8k.  Trace
+    // harness, same card, two to five rounds: 4096x7168x2048 101.0-101.6 -> 100.2-100.6 us,
+    // 4096x4096x7168 level (178.3-179.1 -> 178.0-178.2), 2816x1536x16384 level, 4096x7168x16384
+    // 693.0-693.4 -> 694.2-694.7; the 128x192 tile 0.4-0.9% slower at 4096x32768x512.  Not yet
+    // timed in-run, so off by default.  Every kernel takes it (ptxas: the general 256x128 FP8
+    // kernel's stack 64 -> 72 bytes, its spills 104/180 -> 88/152 bytes stored/loaded; the rest
+    // unchanged).  compact_output() is the test but for the slabs, which each branch below checks
+    // in its own form: one shared loop over the waves gave the contiguous 128x192 kernel a 24-byte
+    // stack frame; this form compiles as the two spellings of the whole test did, instruction for
+    // instruction.
+    auto compact_output = [&]() {
+      return args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
+             !(flags & kZero);
+    };
     if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
-      // Note [compact epilogue]: with args.compact_epilogue (DG_GEMM_COMPACT_EPILOGUE=1), the
-      // common tile (bf16 D through the TMA unit, no C, every slab owned) takes a path of its own,
-      // whose instructions ptxas lays out together.  Through write_slab they come in fragments
-      // between the other paths' code (the float32 buffer, C, the register path), over some 100 KB
-      // of the 256x128 kernel's SASS, and each jump is an instruction-cache miss.  Nsight Compute on
-      // the H100 (4096x7168x2048, the 256x128 tile, path always taken): "no instruction" stall
-      // samples 834 -> 361 of 10,694 -> 10,312 (upstream's whole kernel: 51 of 9,044), SM active
-      // cycles 165.4k -> 159.8k.  Trace harness, same card, two to five rounds: 4096x7168x2048 101.0-101.6
-      // -> 100.2-100.6 us, 4096x4096x7168 level (178.3-179.1 -> 178.0-178.2), 2816x1536x16384
-      // level, 4096x7168x16384 693.0-693.4 -> 694.2-694.7; the 128x192 tile 0.4-0.9% slower at
-      // 4096x32768x512.  Not yet timed in-run, so off by default.  The grouped and general kernels
-      // take the same path below (ptxas: the general 256x128 FP8 kernel's stack 64 -> 72 bytes,
-      // its spills 104/180 -> 88/152 bytes stored/loaded; the rest unchanged).
-      bool common = args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
-                    !(flags & kZero);
+      bool common = compact_output();
 #pragma unroll
       for (int w = 0; w < kWaves; ++w) common = common && owns_slab(w);
       if (common) {
@@ -1817,11 +1824,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     } else {
       // One call per wave: with the loop above, the general and contiguous kernels' 256-row
       // tiles kept the wave index at run time and their accumulators in local memory (a
-      // 512-byte stack frame, from 3c24bbd on); the plain dense kernels unroll it.  The compact
-      // path as above (Note [compact epilogue]).
-      const bool common = args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
-                          !(flags & kZero) && owns_slab(0) && (kWaves == 1 || owns_slab(1));
-      if (common) {
+      // 512-byte stack frame, from 3c24bbd on); the plain dense kernels unroll it.
+      if (compact_output() && owns_slab(0) && (kWaves == 1 || owns_slab(1))) {
         store_slab_bf16(0);
         if constexpr (kWaves == 2) store_slab_bf16(1);
       } else {

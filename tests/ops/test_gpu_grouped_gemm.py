@@ -262,7 +262,7 @@ IDLE_WAVE_CONFIGS = ["64x128", "128x128", "128x176", "128x192", "256x128", "bf16
 IDLE_MASKED_COUNTS = [0, 1, 64, 65, 129, 192, 193, 320]  # max_m 320: full, partial and empty waves
 
 
-def _both_idle_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
+def _idle_and_compact_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
     """run() with DG_GEMM_SKIP_IDLE_WAVES off and on (it checks its result against float64 and
     returns D): the skipped MMAs belong to rows that are never written, so D keeps its bits.  Each
     also with DG_GEMM_COMPACT_EPILOGUE=1 (Note [compact epilogue]): tiles whose slabs are all
@@ -301,7 +301,7 @@ def test_idle_waves_skipped_keep_the_bits(
         _check_masked_rows(d, IDLE_MASKED_COUNTS, a_ref, b_ref, 1e-5 if bf16 else 2e-5)
         return d
 
-    _both_idle_modes(monkeypatch, masked)
+    _idle_and_compact_modes(monkeypatch, masked)
     assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
     if shape.endswith(("ma", "mb")):
         return  # multicast pairs serve dense and masked problems only
@@ -333,7 +333,7 @@ def test_idle_waves_skipped_keep_the_bits(
         assert (d[ids_t < 0].float() == 0).all()
         return d
 
-    _both_idle_modes(monkeypatch, contiguous)
+    _idle_and_compact_modes(monkeypatch, contiguous)
     assert f"-> {shape} " in capfd.readouterr().err
 
 
