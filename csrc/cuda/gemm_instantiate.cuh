@@ -202,12 +202,17 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   const int slab = slab_wait_setting();
   args.slab_wait = (slab < 0 ? !kBf16 && dense_kernel : slab == 1) ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
-  // Read by the FP8 dense kernels alone (dense schedule, split K included; Note [a warp for the
-  // scales]).
-  args.scale_warp = !kBf16 && kCast == 0 && scale_warp_chosen() ? 1 : 0;
+  // Read by the FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K,
+  // M-grouped contiguous and masked; Note [a warp for the scales]); on by default for dense
+  // problems only.
+  const int scale_warp = scale_warp_setting();
+  args.scale_warp = !kBf16 && kCast == 0 && (scale_warp < 0 ? p.layout == GemmLayout::kDense : scale_warp == 1) ? 1 : 0;
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
-  args.stsm = stsm_chosen() ? 1 : 0;  // Note [stmatrix epilogue]
-  args.compact_epilogue = compact_epilogue_chosen() ? 1 : 0;  // Note [compact epilogue]
+  // Note [stmatrix epilogue] and Note [compact epilogue]: on by default in the plain FP8 dense
+  // kernel, where they were measured.
+  const int stsm = stsm_setting(), compact = compact_epilogue_setting();
+  args.stsm = (stsm < 0 ? !kBf16 && dense_kernel : stsm == 1) ? 1 : 0;
+  args.compact_epilogue = (compact < 0 ? !kBf16 && dense_kernel : compact == 1) ? 1 : 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -101,7 +101,7 @@ struct KernelArgs {
   int skip_idle;  // a warpgroup's waves without rows of the item skip their MMAs (Note [idle waves])
   int slab_wait;  // a two-wave tile's slab waits only for its own region's store (Note [slab waits])
   int stagger_cycles;  // the second math warpgroup starts this many SM cycles late (Note [staggered warpgroups])
-  int scale_warp;  // FP8 dense kernels: a second producer warp copies the scales (Note [a warp for the scales])
+  int scale_warp;  // a second producer warp copies the scales (Note [a warp for the scales])
   int l2_hints;  // the TMA copies' L2 policy codes, l2_hints_of(A, B, D) (Note [L2 policies])
   int stsm;  // FP8 dense kernels: the bf16 slabs go to shared memory by stmatrix (Note [stmatrix epilogue])
   int compact_epilogue;  // the common tile's epilogue takes its own path (Note [compact epilogue])
@@ -508,6 +508,11 @@ __device__ __forceinline__ void split_k_range(int k_blocks, int rank, int split,
 // once both have landed, as before; neither warp's chain waits for the other's.  The bits do not
 // change (the same values land in the same slots).  The dense consumers walk their tiles
 // themselves and never read the end-of-work stage, so neither part posts it.
+// The M-grouped contiguous and masked FP8 kernels (128x128 SFB blocks) split their stages the
+// same way.  The contiguous consumers read descriptions (a tile's rows, the second pass's items)
+// and the end of work, so there the operand warp writes them and the scale warp arrives on every
+// stage, those with nothing to copy (zero and idle items, the end) included; both warps walk the
+// row ids or group ends themselves.
 constexpr int kPartAll = 0, kPartOperands = 1, kPartScales = 2;
 
 // The producer warp: all 32 lanes run the same control flow (lane 0 alone issues the TMA).
@@ -543,35 +548,39 @@ struct Producer {
   }
 
   // Claims the next stage; on an item's first stage it also publishes the item's description (a
-  // release by lane 0's arrive).
+  // release by lane 0's arrive).  The scale warp (kPartScales) only waits for the stage to be free.
+  template <int kPart = kPartAll>
   __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes, bool describe = true) {
     DG_TRACE(tracer.wait_begin();)
     sm90::mbar_wait(&empty()[stage], phase ^ 1);
     DG_TRACE(tracer.wait_end();)
-    if (lane == 0) {
+    if (kPart != kPartScales && lane == 0) {
       if (describe) info()[stage] = s;
       sm90::mbar_arrive_expect_tx(&full()[stage], tx_bytes);
     }
   }
 
+  // The 32 lanes' arrivals (after their scale copies land) belong to whichever warp copies scales.
+  template <int kPart = kPartAll>
   __device__ __forceinline__ void close_stage() {
-    sm90::cp_async_arrive_noinc(&full()[stage]);
+    if constexpr (kPart != kPartOperands) sm90::cp_async_arrive_noinc(&full()[stage]);
     next_stage();
   }
 
   // One item of a dense, contiguous or masked problem: rows [r_lo, r_hi) of the tile whose
   // first row is `a_row0` in A's 2-D view (and `d_row0` in D's), columns from n0, against
   // group g's B.
-  // kPart: what this warp copies (Note [a warp for the scales]).
-  template <int kPart = kPartAll>
+  // kPart: what this warp copies (Note [a warp for the scales]); kDescribe: whether the operand
+  // warp publishes the item's description (the dense consumers walk their tiles themselves).
+  template <int kPart = kPartAll, bool kDescribe = kPart == kPartAll>
   __device__ void item(int a_row0, int d_row0, int n0, int g, int r_lo, int r_hi) {
     const float* sfa = args.sfa + static_cast<int64_t>(args.kind == kMasked ? g : 0) * args.sfa_group;
     const int sfa_row0 = args.kind == kMasked ? a_row0 - g * args.m : a_row0;
     const float* sfb = args.sfb + static_cast<int64_t>(g) * args.sfb_group;
     // A K-major B is one 2-D view across groups; an MN-major one is 3-D, the group outermost.
     constexpr bool kMnB = (kMajors & kMnMajorB) != 0;
-    load<kPart>(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi, args.num_k_blocks, sfa,
-                sfa_row0, sfb, 0, kMnB ? g : 0);
+    load<kPart, kDescribe>(tm_a, tm_b, a_row0, kMnB ? n0 : g * args.n + n0, 0, d_row0, 0, n0, r_lo, r_hi,
+                           args.num_k_blocks, sfa, sfa_row0, sfb, 0, kMnB ? g : 0);
   }
 
   // The stages of one item: K blocks [0, k_blocks) of the A rows from a_row0 and B rows from
@@ -584,7 +593,7 @@ struct Producer {
   // one scale column per stage), and the item's description is written on its first stage only
   // (the consumers read it there).  kPart: all of a stage, or one warp's part of it (Note [a warp
   // for the scales]).
-  template <int kPart = kPartAll>
+  template <int kPart = kPartAll, bool kDescribe = kPart == kPartAll>
   __device__ void load(const CUtensorMap* ma, const CUtensorMap* mb, int a_row0, int b_row0, int z_ab, int d_row0,
                        int d_z, int n0, int r_lo, int r_hi, int k_blocks, const float* sfa, int sfa_row0,
                        const float* sfb, int sf_kb0, int z_b_extra = 0, int k_begin = 0) {
@@ -639,10 +648,8 @@ struct Producer {
         // The scale warp: the same free stage, no description, no transaction count.
         sm90::mbar_wait(&empty()[stage], phase ^ 1);
       } else {
-        // (The dense consumers, the only ones of a split stage, walk their tiles themselves and
-        // read no description.)
         open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes,
-                   kPart == kPartAll && kb == 0);
+                   kDescribe && kb == 0);
       }
       if (kOperands && lane == 0) {
         if constexpr (kCast == kCastA) {
@@ -720,24 +727,27 @@ struct Producer {
   }
 
   // Rows [r_lo, r_hi) of the tile at D row d_row0 come out zero (padding rows).
+  template <int kPart = kPartAll>
   __device__ void zero_item(int d_row0, int n0, int r_lo, int r_hi) {
-    open_stage(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, {0, 0}}, 0);
-    close_stage();
+    open_stage<kPart>(StageInfo{d_row0, n0, r_lo | (r_hi << 16), kZero, 0, 0, {0, 0}}, 0);
+    close_stage<kPart>();
   }
 
   // A tile with no rows in any group, in run_contiguous's first pass: its K blocks' stages
   // with nothing loaded (the consumers' uniform pass computes on them and writes no row).
+  template <int kPart = kPartAll>
   __device__ void idle_item(int d_row0, int n0) {
 #pragma unroll 1
     for (int kb = 0; kb < args.num_k_blocks; ++kb) {
-      open_stage(StageInfo{d_row0, n0, 0, 0, args.num_k_blocks, 0, {0, 0}}, 0, kb == 0);
-      close_stage();
+      open_stage<kPart>(StageInfo{d_row0, n0, 0, 0, args.num_k_blocks, 0, {0, 0}}, 0, kb == 0);
+      close_stage<kPart>();
     }
   }
 
+  template <int kPart = kPartAll>
   __device__ void finish() {
-    open_stage(StageInfo{0, 0, 0, kEnd, 0, 0, {0, 0}}, 0);
-    close_stage();
+    open_stage<kPart>(StageInfo{0, 0, 0, kEnd, 0, 0, {0, 0}}, 0);
+    close_stage<kPart>();
   }
 
   // Tile (m_blk, n_blk) of a dense or contiguous problem.
@@ -765,7 +775,7 @@ struct Producer {
   // 128 rows at a time, four consecutive ones per lane, one 16-byte load where the lane's four
   // rows exist and the layout is 16-byte aligned: one load's latency per 128 rows, which the
   // producer pays before a tile's first stage.
-  template <int kPass = kAllRuns>
+  template <int kPass = kAllRuns, int kPart = kPartAll>
   __device__ int row_id_runs(int m0, int n0, int valid) {
     const bool vector_loads = (reinterpret_cast<uintptr_t>(args.layout) & 15u) == 0;
     int open_id = -1, open_start = 0;
@@ -804,28 +814,28 @@ struct Producer {
           const int mine = q == 0 ? v[0] : q == 1 ? v[1] : q == 2 ? v[2] : v[3];
           const int id_b = __shfl_sync(0xFFFFFFFFu, mine, l);
           const int row = base + 4 * l + q;
-          if (row > 0) row_id_run<kPass>(m0, n0, open_id, open_start, min(row, valid), found);
+          if (row > 0) row_id_run<kPass, kPart>(m0, n0, open_id, open_start, min(row, valid), found);
           open_id = id_b;
           open_start = row;
         }
       }
     }
-    row_id_run<kPass>(m0, n0, open_id, open_start, valid, found);
+    row_id_run<kPass, kPart>(m0, n0, open_id, open_start, valid, found);
     return found;
   }
 
   // Rows [r_lo, r_hi) of the tile (ids already folded to -1 outside [0, groups)); the tile's
   // first run in a group is its primary run (`found` records what has been seen).
-  template <int kPass>
+  template <int kPass, int kPart = kPartAll>
   __device__ void row_id_run(int m0, int n0, int id, int r_lo, int r_hi, int& found) {
     if (r_lo >= r_hi) return;  // a run past the problem's last row
     const bool primary = id >= 0 && !(found & kHasPrimary);
     found |= primary ? kHasPrimary : kHasOthers;
     if (!emits<kPass>(primary)) return;
     if (id >= 0) {
-      item(m0, m0, n0, id, r_lo, r_hi);
+      item<kPart, kPart != kPartScales>(m0, m0, n0, id, r_lo, r_hi);
     } else {
-      zero_item(m0, n0, r_lo, r_hi);
+      zero_item<kPart>(m0, n0, r_lo, r_hi);
     }
   }
 
@@ -837,7 +847,7 @@ struct Producer {
   // Group g of a psum layout owns rows [align(end[g-1]), end[g]); the rows after end[g] up
   // to the next start are padding.  Every lane walks the same groups (broadcast loads).  kPass
   // and the result as in row_id_runs (the tile's first group run is its primary run).
-  template <int kPass = kAllRuns>
+  template <int kPass = kAllRuns, int kPart = kPartAll>
   __device__ int psum_runs(int m0, int n0, int valid) {
     const int lo = m0, hi = m0 + valid;
     // First group whose end lies past the tile's first row (binary search, ends ascending).
@@ -862,7 +872,7 @@ struct Producer {
         const int stop = min(start, hi);
         if (args.zero_padding && g > 0) {
           found |= kHasOthers;
-          if (emits<kPass>(false)) zero_item(m0, n0, row - m0, stop - m0);
+          if (emits<kPass>(false)) zero_item<kPart>(m0, n0, row - m0, stop - m0);
         }
         row = stop;
         continue;
@@ -873,7 +883,7 @@ struct Producer {
         const int stop = min(end, hi);
         const bool primary = !(found & kHasPrimary);
         found |= primary ? kHasPrimary : kHasOthers;
-        if (emits<kPass>(primary)) item(m0, m0, n0, g, row - m0, stop - m0);
+        if (emits<kPass>(primary)) item<kPart, kPart != kPartScales>(m0, m0, n0, g, row - m0, stop - m0);
         row = stop;
       }
       prev_end = max(end, prev_end);
@@ -917,15 +927,17 @@ struct Producer {
 
   // A masked problem's units (MaskedPairs: multicast pairs, or single tiles), as the consumers of
   // the dense-schedule and masked kernels walk them: cluster `cta` of num_ctas, this CTA `rank`.
+  // Those consumers read no description and no end of work, so a split stage (kPart) posts neither.
+  template <int kPart = kPartAll>
   __device__ void run_masked(int cta, int num_ctas, int rank) {
     MaskedPairs<kBlockM, kCast> walk;
     int m0 = 0, n_blk = 0, rows = 0;
 #pragma unroll 1
     for (int t = cta; walk.find(args, t, rank, m0, n_blk, rows); t += num_ctas) {
       const int row0 = walk.g * args.m + m0;
-      item(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
+      item<kPart>(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
     }
-    finish();
+    if constexpr (kPart == kPartAll) finish();
   }
 
   // M-grouped contiguous problems (row ids or psum) in two passes, for consumers that keep a
@@ -934,6 +946,9 @@ struct Producer {
   // run and zero item, as described stages, of the tiles that have any.  The first pass
   // remembers which those are, one bit per tile of this CTA, in a word per lane (32 x 32 tiles;
   // tiles past those are walked again), so that the second pass walks no pure tile's rows.
+  // kPart: one warp's part of every stage, described ones, idle and zero items and the end of work
+  // included (Note [a warp for the scales]); both warps make the same walk.
+  template <int kPart = kPartAll>
   __device__ void run_contiguous(int cta, int num_ctas) {
     constexpr int kRemembered = 32 * 32;
     const int m_blocks = contiguous_m_blocks<kBlockM>(args);
@@ -946,9 +961,9 @@ struct Producer {
       band_tile(args, m_blocks, t, m_blk, n_blk);
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       const int valid = min(kBlockM, args.m - m0);
-      const int found =
-          args.kind == kRowIds ? row_id_runs<kPrimaryRun>(m0, n0, valid) : psum_runs<kPrimaryRun>(m0, n0, valid);
-      if (!(found & kHasPrimary)) idle_item(m0, n0);
+      const int found = args.kind == kRowIds ? row_id_runs<kPrimaryRun, kPart>(m0, n0, valid)
+                                             : psum_runs<kPrimaryRun, kPart>(m0, n0, valid);
+      if (!(found & kHasPrimary)) idle_item<kPart>(m0, n0);
       if ((found & kHasOthers) && local < kRemembered && lane == local / 32) others |= 1u << (local % 32);
     }
     local = 0;
@@ -960,12 +975,12 @@ struct Producer {
       const int m0 = m_blk * kBlockM, n0 = n_blk * kBlockN;
       const int valid = min(kBlockM, args.m - m0);
       if (args.kind == kRowIds) {
-        row_id_runs<kOtherRuns>(m0, n0, valid);
+        row_id_runs<kOtherRuns, kPart>(m0, n0, valid);
       } else {
-        psum_runs<kOtherRuns>(m0, n0, valid);
+        psum_runs<kOtherRuns, kPart>(m0, n0, valid);
       }
     }
-    finish();
+    finish<kPart>();
   }
 
   __device__ void run(int cta, int num_ctas) {
@@ -1091,9 +1106,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   if (warpgroup == T::kMathWarpgroups) {
     // ---------------------------------------------------------------- producer
     p::regs_decrease<T::kProducerRegs>();
-    // The FP8 dense kernels (split K included) may split each stage over two warps (Note [a warp
-    // for the scales]); both walk the same units.
-    constexpr bool kScaleWarp = kFp8Dense;
+    // The FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K included,
+    // M-grouped contiguous and masked) may split each stage over two warps (Note [a warp for the
+    // scales]); both walk the same units.
+    constexpr bool kScaleWarp =
+        !kBf16 && !kSfbPerRow && kCast == kCastNone &&
+        (kSchedule == kScheduleDense || kSchedule == kScheduleContiguous || kSchedule == kScheduleMasked);
     const int dense_cta = kCluster ? split_cluster : static_cast<int>(blockIdx.x);
     const int dense_ctas = kCluster ? split_clusters : static_cast<int>(gridDim.x);
     const int dense_rank = kCluster ? static_cast<int>(split_rank) : 0;
@@ -1114,9 +1132,17 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           producer.run_dense(dense_cta, dense_ctas, dense_rank);
         }
       } else if constexpr (kSchedule == kScheduleContiguous) {
-        producer.run_contiguous(blockIdx.x, gridDim.x);
+        if (kScaleWarp && args.scale_warp) {
+          if constexpr (kScaleWarp) producer.template run_contiguous<kPartOperands>(blockIdx.x, gridDim.x);
+        } else {
+          producer.run_contiguous(blockIdx.x, gridDim.x);
+        }
       } else if constexpr (kSchedule == kScheduleMasked) {
-        producer.run_masked(blockIdx.x, gridDim.x, 0);
+        if (kScaleWarp && args.scale_warp) {
+          if constexpr (kScaleWarp) producer.template run_masked<kPartOperands>(blockIdx.x, gridDim.x, 0);
+        } else {
+          producer.run_masked(blockIdx.x, gridDim.x, 0);
+        }
       } else {
         producer.run(blockIdx.x, gridDim.x);
       }
@@ -1126,7 +1152,13 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         // Note [a warp for the scales]: the second producer warp copies the scales.
         Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> scales{&tm_a, &tm_b, table,
                                                                                      args,  smem,  lane};
-        scales.template run_dense<kPartScales>(dense_cta, dense_ctas, dense_rank);
+        if constexpr (kSchedule == kScheduleDense) {
+          scales.template run_dense<kPartScales>(dense_cta, dense_ctas, dense_rank);
+        } else if constexpr (kSchedule == kScheduleContiguous) {
+          scales.template run_contiguous<kPartScales>(blockIdx.x, gridDim.x);
+        } else {
+          scales.template run_masked<kPartScales>(blockIdx.x, gridDim.x, 0);
+        }
       }
     }
     // Note [producers leave the cluster barrier]: the producer warps return without the final
@@ -1789,7 +1821,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
       });
     };
-    // Note [compact epilogue]: with args.compact_epilogue (DG_GEMM_COMPACT_EPILOGUE=1), the
+    // Note [compact epilogue]: with args.compact_epilogue (DG_GEMM_COMPACT_EPILOGUE), the
     // common tile (bf16 D through the TMA unit, no C, every slab owned: where write_slab would go
     // straight to store_slab_bf16 for each wave) takes a path of its own, whose instructions ptxas
     // lays out together.  Through write_slab they come in fragments between the other paths' code
@@ -1799,13 +1831,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // 10,312 (upstream's whole kernel: 51 of 9,044), SM active cycles 165.4k -> 159.8k.  Trace
     // harness, same card, two to five rounds: 4096x7168x2048 101.0-101.6 -> 100.2-100.6 us,
     // 4096x4096x7168 level (178.3-179.1 -> 178.0-178.2), 2816x1536x16384 level, 4096x7168x16384
-    // 693.0-693.4 -> 694.2-694.7; the 128x192 tile 0.4-0.9% slower at 4096x32768x512.  Not yet
-    // timed in-run, so off by default.  Every kernel takes it (ptxas: the general 256x128 FP8
-    // kernel's stack 64 -> 72 bytes, its spills 104/180 -> 88/152 bytes stored/loaded; the rest
-    // unchanged).  compact_output() is the test but for the slabs, which each branch below checks
-    // in its own form: one shared loop over the waves gave the contiguous 128x192 kernel a 24-byte
-    // stack frame; this form compiles as the two spellings of the whole test did, instruction for
-    // instruction.
+    // 693.0-693.4 -> 694.2-694.7; the 128x192 tile 0.4-0.9% slower at 4096x32768x512.  In-run
+    // with the stmatrix epilogue (gemm_switches.h): 18 dense shapes none slower, geomean 1.006 and
+    // 1.009, so both are on by default in the plain FP8 dense kernel.  Every kernel compiles it
+    // (ptxas: the general 256x128 FP8 kernel's stack 64 -> 72 bytes, its spills 104/180 -> 88/152
+    // bytes stored/loaded; the rest unchanged).  compact_output() is the test but for the slabs,
+    // which each branch below checks in its own form: one shared loop over the waves gave the
+    // contiguous 128x192 kernel a 24-byte stack frame; this form compiles as the two spellings of
+    // the whole test did, instruction for instruction.
     auto compact_output = [&]() {
       return args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
              !(flags & kZero);

@@ -48,16 +48,20 @@ inline int idle_waves_setting() { return env_setting("DG_GEMM_SKIP_IDLE_WAVES");
 inline int slab_wait_setting() { return env_setting("DG_GEMM_SLAB_WAIT"); }
 
 // DG_GEMM_STSM: the bf16 epilogue writes each slab to shared memory with stmatrix x4 rather than
-// 4-byte stores (Note [stmatrix epilogue]).  A measuring switch, off unless set to 1: on the H100
-// (thirty-seventh session) 0.3-1.2% faster in the trace harness (256x128 and 128x192 at m = 4096),
-// level in-run over the 18 dense shapes (two runs in one process: geomean 1.006 and 0.996).
-inline bool stsm_chosen() { return env_switch_on("DG_GEMM_STSM"); }
+// 4-byte stores (Note [stmatrix epilogue]; only the FP8 dense kernels compile it).  Unset: on in
+// the plain FP8 dense kernel (the launcher decides), with the compact epilogue below; 1 or 0:
+// everywhere it is compiled.  Alone, on the H100 (thirty-seventh session): 0.3-1.2% faster in the
+// trace harness, level in-run (geomean 1.006 and 0.996); with the compact epilogue see there.
+inline int stsm_setting() { return env_setting("DG_GEMM_STSM"); }
 
-// DG_GEMM_COMPACT_EPILOGUE: the common tile (bf16 D through the TMA unit, no C,
-// every slab owned) takes an epilogue path of its own, its instructions together after the K loop
-// (Note [compact epilogue], with the harness figures).  A measuring switch, off unless set to 1;
-// not yet timed in-run.
-inline bool compact_epilogue_chosen() { return env_switch_on("DG_GEMM_COMPACT_EPILOGUE"); }
+// DG_GEMM_COMPACT_EPILOGUE: the common tile (bf16 D through the TMA unit, no C, every slab owned)
+// takes an epilogue path of its own, its instructions together after the K loop (Note [compact
+// epilogue]).  Unset: on in the plain FP8 dense kernel (the launcher decides), off elsewhere; 1 or
+// 0: everywhere.  Both switches on against both off, on the H100 (thirty-eighth session, in one
+// process, 18 dense shapes, two runs): geomean 1.006 and 1.009, none slower, 4096x32768x512 faster
+// in both (1.032, 1.036).  The compact epilogue alone on the grouped families: level to slower
+// (contiguous geomean 0.995, K-grouped BF16 one shape 0.991), so those keep write_slab.
+inline int compact_epilogue_setting() { return env_setting("DG_GEMM_COMPACT_EPILOGUE"); }
 
 // DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note
 // [staggered warpgroups]).  0: level on all 18 dense shapes at N = 2000 once the timing order
@@ -67,11 +71,16 @@ inline int stagger_cycles() {
   return env == nullptr ? 0 : std::max(0, std::atoi(env));
 }
 
-// DG_GEMM_SCALE_WARP: the FP8 dense kernels copy each stage's scales from a second producer warp
-// (Note [a warp for the scales]).  On by default: on the H100, in one process (thirtieth
-// session), 2.0-3.6% faster on four of the six m = 4096 dense shapes and level on the other
-// fourteen; 0 turns it off.
-inline bool scale_warp_chosen() { return env_switch_or("DG_GEMM_SCALE_WARP", true); }
+// DG_GEMM_SCALE_WARP: a second producer warp copies each stage's scales (Note [a warp for the
+// scales]).  Unset: on for dense problems (the dense and split-K kernels), off for the M-grouped
+// contiguous and masked FP8 kernels; 1 or 0: everywhere it is compiled.  Dense, on the H100 in
+// one process (thirtieth session): 2.0-3.6% faster on four of the six m = 4096 shapes, level on
+// the other fourteen.  Contiguous and masked (thirty-eighth session, H100, one process, off as a
+// variant, with/without time): mixed, so off there.  Row ids: 1.012-1.065 on six of eight shapes
+// (slower with it; 4x33024x6144x7168 and 8x33024x6144x7168 the most), 0.987-0.990 on the two
+// K = 2048 ones.  Psum: 0.962-0.986 on six, 1.015 and 1.018 on the two 6144x7168 ones.  Masked:
+// level on five, 0.972 on one, 1.016 and 1.085 on two.
+inline int scale_warp_setting() { return env_setting("DG_GEMM_SCALE_WARP"); }
 
 // DG_GEMM_L2_HINTS=N: the TMA copies' L2 policies, KernelArgs::l2_hints's bits (A's loads in
 // bits 0-1, B's in 2-3, D's bf16 and float32 stores in 4-5: 1 evict_first, 2 evict_last); a

@@ -5,8 +5,8 @@ layouts with per-row ids (aligned and ragged, -1 padding, empty groups, one grou
 groups than SMs) and with psum ends (gaps poisoned with NaN/Inf bytes, zero or kept
 padding), each also on every compiled tile, masked layouts with masked_m above and below
 expected_m (also on the masked kernel, DG_GEMM_MASKED_SCHEDULE=1, with the general kernel's bits),
-and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1) and with the compact
-epilogue (DG_GEMM_COMPACT_EPILOGUE=1).  Rows of no group in a
+and the same bits with idle waves skipped (DG_GEMM_SKIP_IDLE_WAVES=1), with the compact
+epilogue (DG_GEMM_COMPACT_EPILOGUE=1) and with one producer warp (DG_GEMM_SCALE_WARP=0).  Rows of no group in a
 per-row-id layout (ids outside [0, G)) come out exactly zero over a NaN-filled d; psum gaps
 and masked tails keep their poison.  Then 20-call bitwise determinism, and CUDA-graph replays
 with the group sizes changed in place between replays.  Skipped without a GPU.
@@ -135,19 +135,20 @@ def _psum(sizes: list[int]) -> list[int]:
 
 @pytest.mark.parametrize("zero_padding", [True, False])
 def test_psum_with_poisoned_gaps(zero_padding: bool) -> None:
-    _check_psum_poisoned([300, 0, 129, 1, 512], 512, 1024, zero_padding)
+    _psum_poisoned([300, 0, 129, 1, 512], 512, 1024)(zero_padding)
 
 
 @pytest.mark.parametrize("zero_padding", [True, False])
 def test_psum_a_sized_for_the_worst_case(zero_padding: bool) -> None:
     # A and D hold many more rows than the groups use (upstream's masked-as-psum form): the
     # schedule stops at the last group's padded end; the rows after it are kept.
-    _check_psum_poisoned([200, 77, 0, 130], 384, 640, zero_padding, tail=3000)
+    _psum_poisoned([200, 77, 0, 130], 384, 640, tail=3000)(zero_padding)
 
 
-def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool, tail: int = 64) -> None:
-    """A psum layout whose rows outside every group hold NaN/Inf bytes and NaN scales: group rows
-    against float64 and free of NaN, gaps zero or kept, rows after the last group kept."""
+def _psum_poisoned(sizes: list[int], n: int, k: int, tail: int = 64) -> Callable[[bool], torch.Tensor]:
+    """A psum layout whose rows outside every group hold NaN/Inf bytes and NaN scales, and a call
+    on it (zero padding or not) that checks group rows against float64 and free of NaN, gaps zero
+    or kept, rows after the last group kept, and returns D."""
     ends = _psum(sizes)
     m = (ends[-1] + ALIGN - 1) // ALIGN * ALIGN + tail
     a, sfa, _ = _a(m, k)
@@ -166,22 +167,47 @@ def _check_psum_poisoned(sizes: list[int], n: int, k: int, zero_padding: bool, t
     sfa[outside] = float("nan")
     a_ref = a.double() * sfa.double().repeat_interleave(128, 1)[:, :k]
     b, sfb, b_ref = _b(len(sizes), n, k)
-    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
-    deep_gemm.m_grouped_fp8_gemm_nt_contiguous(
-        (a, sfa), (b, sfb), d, layout, use_psum_layout=True, ensure_zero_padding=zero_padding,
-        expected_m_for_psum_layout=256,
-    )  # fmt: skip
-    for g in range(len(sizes)):
-        rows = rows_of == g
-        if rows.any():
-            assert not torch.isnan(d[rows].float()).any()
-            assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 2e-5
-    if zero_padding:
-        assert (d[gap].float() == 0).all()
-    else:
-        assert torch.isnan(d[gap].float()).all()
-    assert torch.isnan(d[outside & ~gap].float()).all()
+
+    def run(zero_padding: bool) -> torch.Tensor:
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_contiguous(
+            (a, sfa), (b, sfb), d, layout, use_psum_layout=True, ensure_zero_padding=zero_padding,
+            expected_m_for_psum_layout=256,
+        )  # fmt: skip
+        for g in range(len(sizes)):
+            rows = rows_of == g
+            if rows.any():
+                assert not torch.isnan(d[rows].float()).any()
+                assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 2e-5
+        if zero_padding:
+            assert (d[gap].float() == 0).all()
+        else:
+            assert torch.isnan(d[gap].float()).all()
+        assert torch.isnan(d[outside & ~gap].float()).all()
+        return d
+
+    return run
+
+
+@pytest.mark.parametrize("config", ["64x128", "128x128", "128x176", "128x192", "256x128"])
+def test_scale_warp_keeps_the_bits_on_psum(
+    config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [a warp for the scales] in the contiguous kernel: with the scales copied by a second
+    producer warp, a psum layout of empty, one-row and unaligned groups (tiles of two groups, zero
+    items for the gaps, idle tiles past the end) keeps its bits, with the gaps zeroed or kept.  (The
+    row-id and masked layouts: test_idle_waves_skipped_keep_the_bits.)"""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    run = _psum_poisoned([300, 0, 129, 1, 512], 400, 896)
+    for zero_padding in (True, False):
+        outs = []
+        for value in ("0", "1"):
+            monkeypatch.setenv("DG_GEMM_SCALE_WARP", value)
+            outs.append(run(zero_padding))
+        assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+    assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
 
 FP8_SHAPES = [s for s in compiled_gemm_shapes() if not s.bf16 and not s.sfb_per_row and s.split == 1]
@@ -201,7 +227,7 @@ def test_contiguous_every_shape(
     n = 2 * shape.block_n + 24
     _check_contiguous_ids([3, 1, 0, 200, 77, 130], 5, n, 640, pad_ids=(-1, -1, 1000))
     _check_contiguous_ids([128, 256, 0, 128], 0, n, 384)
-    _check_psum_poisoned([300, 0, 129, 1, 64], n, 512, zero_padding=True)
+    _psum_poisoned([300, 0, 129, 1, 64], n, 512)(True)
     assert shape.printed in capfd.readouterr().err  # the forced tile ran
 
 
@@ -266,11 +292,15 @@ def _idle_and_compact_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], t
     """run() with DG_GEMM_SKIP_IDLE_WAVES off and on (it checks its result against float64 and
     returns D): the skipped MMAs belong to rows that are never written, so D keeps its bits.  Each
     also with DG_GEMM_COMPACT_EPILOGUE=1 (Note [compact epilogue]): tiles whose slabs are all
-    owned take the compact path, the others write_slab, and D keeps its bits."""
+    owned take the compact path, the others write_slab, and D keeps its bits.  And with
+    DG_GEMM_SCALE_WARP=0 (Note [a warp for the scales], on by default in the FP8 masked and
+    contiguous kernels): one producer warp copying everything gives the same bits."""
     outs = []
-    for skip, compact in (("0", "0"), ("1", "0"), ("0", "1"), ("1", "1")):
+    modes = (("0", "0", "1"), ("1", "0", "1"), ("0", "1", "1"), ("1", "1", "1"), ("0", "0", "0"), ("1", "1", "0"))
+    for skip, compact, scale_warp in modes:
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
         monkeypatch.setenv("DG_GEMM_COMPACT_EPILOGUE", compact)
+        monkeypatch.setenv("DG_GEMM_SCALE_WARP", scale_warp)
         outs.append(run())
     assert all(torch.equal(outs[0].view(torch.int16), out.view(torch.int16)) for out in outs[1:])
 
