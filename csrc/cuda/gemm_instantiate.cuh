@@ -382,6 +382,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
+            // Note [lean dense kernel]: its tiles, where the output has its form.
+            constexpr bool kLeanTile =
+                !kSfbPerRow && T::kOutViaSmem &&
+                ((kBlockM == 128 && (kBlockN == 176 || kBlockN == 192)) || (kBlockM == 256 && kBlockN == 128));
+            if constexpr (kLeanTile) {
+              if (lean_dense_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
+                return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_lean_kernel<kBlockM, kBlockN>>{});
+              }
+            }
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
           }
         }

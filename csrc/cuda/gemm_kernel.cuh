@@ -1040,13 +1040,17 @@ struct Producer {
 };
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
+// kLeanOut: the output is bf16 D through the TMA unit with no C, always (Note [lean dense kernel]).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
-          int kSplit = 1, int kCast = kCastNone>
+          int kSplit = 1, int kCast = kCastNone, bool kLeanOut = false>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
   static_assert(kSplit == 1 || kSchedule == kScheduleDense, "split K serves the dense kernel");
   static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
+  static_assert(!kLeanOut || (kSchedule == kScheduleDense && !kBf16 && !kSfbPerRow && kSplit == 1 &&
+                              kCast == kCastNone && T::kOutViaSmem),
+                "the lean output serves the plain FP8 dense kernel, through the output buffer");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
@@ -1844,7 +1848,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       return args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
              !(flags & kZero);
     };
-    if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
+    if constexpr (kLeanOut) {
+      // Note [lean dense kernel]: every slab with rows is owned (a dense item starts at its tile's
+      // first row, and the map clips rows past D's end); a slab without rows has nothing to write.
+#pragma unroll
+      for (int w = 0; w < kWaves; ++w) {
+        if (owns_slab(w)) store_slab_bf16(w);
+      }
+    } else if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
       bool common = compact_output();
 #pragma unroll
       for (int w = 0; w < kWaves; ++w) common = common && owns_slab(w);
@@ -2005,6 +2016,20 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
     sm90_fp8_gemm_dense_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// Note [lean dense kernel]: the dense FP8 kernel compiled for one output form, bf16 D through the
+// output buffer and the TMA unit with no C (the launcher's choice where the problem has that form,
+// with DG_GEMM_LEAN_DENSE=1; gemm_switches.h).  The other forms' code (float32 D, C added, the
+// register path) is then not in the kernel: the plain kernel's epilogue paths spread the executed
+// instructions over most of its SASS, and its instruction-cache misses showed in Nsight Compute as
+// "no instruction" stalls (Note [compact epilogue]).  Compiled for the m = 4096 picks alone (128x176,
+// 128x192, 256x128), a kernel each, to keep the build's time.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
+    sm90_fp8_gemm_dense_lean_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
+                                    const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped masked FP8 with 128x128 SFB blocks: the consumers walk the groups' tiles themselves.
