@@ -387,7 +387,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                 !kSfbPerRow && T::kOutViaSmem &&
                 ((kBlockM == 128 && (kBlockN == 176 || kBlockN == 192)) || (kBlockM == 256 && kBlockN == 128));
             if constexpr (kLeanTile) {
-              if (lean_dense_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
+              if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
                 return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_lean_kernel<kBlockM, kBlockN>>{});
               }
             }
@@ -405,6 +405,14 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
               return launch_kernel(
                   KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});
             } else {
+              // Note [lean dense kernel]: the contiguous pick's lean twin.
+              constexpr bool kLeanTile = !kSfbPerRow && T::kOutViaSmem && kBlockM == 128 && kBlockN == 192;
+              if constexpr (kLeanTile) {
+                if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
+                  return launch_kernel(
+                      KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_lean_kernel<kBlockM, kBlockN>>{});
+                }
+              }
               return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>>{});
             }
           }

@@ -1048,9 +1048,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
   static_assert(kSplit == 1 || kSchedule == kScheduleDense, "split K serves the dense kernel");
   static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
-  static_assert(!kLeanOut || (kSchedule == kScheduleDense && !kBf16 && !kSfbPerRow && kSplit == 1 &&
-                              kCast == kCastNone && T::kOutViaSmem),
-                "the lean output serves the plain FP8 dense kernel, through the output buffer");
+  static_assert(!kLeanOut || ((kSchedule == kScheduleDense || kSchedule == kScheduleContiguous) && !kBf16 &&
+                              !kSfbPerRow && kSplit == 1 && kCast == kCastNone && T::kOutViaSmem),
+                "the lean output serves the plain FP8 dense and contiguous kernels, through the output buffer");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
@@ -1750,6 +1750,33 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
     };
 
+    // This thread's pairs of the wave-w slab written to D from registers (C, if any, already
+    // added; a lean kernel's D is bf16).
+    auto store_rows = [&](const int w) {
+      const float* acc_w = acc + w * kAccs;
+      for_each_pair(w, [&](const int i, const int r, const int col, const bool pair) {
+        const float v0 = acc_w[i], v1 = acc_w[i + 1];
+        const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
+        if (!kLeanOut && args.d_f32) {
+          float* d = static_cast<float*>(args.d);
+          if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
+            *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
+          } else {
+            d[di] = v0;
+            if (pair) d[di + 1] = v1;
+          }
+        } else {
+          __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
+          if (pair && args.paired_access) {
+            *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
+          } else {
+            d[di] = __float2bfloat16_rn(v0);
+            if (pair) d[di + 1] = __float2bfloat16_rn(v1);
+          }
+        }
+      });
+    };
+
     // Each wave's 64-row slab of this warpgroup, written in turn.
     auto write_slab = [&](const int w) {
       float* acc_w = acc + w * kAccs;
@@ -1804,27 +1831,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         }
       }
       if (args.c != nullptr && !(flags & kZero)) add_c(acc_w, w);
-      for_each_pair(w, [&](const int i, const int r, const int col, const bool pair) {
-        const float v0 = acc_w[i], v1 = acc_w[i + 1];
-        const int64_t di = where.z() * args.d_group + static_cast<int64_t>(where.d_row0() + r) * args.ldd + col;
-        if (args.d_f32) {
-          float* d = static_cast<float*>(args.d);
-          if (pair && args.paired_access) {  // 8-byte stores: a warp covers whole 32-byte sectors
-            *reinterpret_cast<float2*>(d + di) = make_float2(v0, v1);
-          } else {
-            d[di] = v0;
-            if (pair) d[di + 1] = v1;
-          }
-        } else {
-          __nv_bfloat16* d = static_cast<__nv_bfloat16*>(args.d);
-          if (pair && args.paired_access) {
-            *reinterpret_cast<__nv_bfloat162*>(d + di) = __floats2bfloat162_rn(v0, v1);
-          } else {
-            d[di] = __float2bfloat16_rn(v0);
-            if (pair) d[di + 1] = __float2bfloat16_rn(v1);
-          }
-        }
-      });
+      store_rows(w);
     };
     // Note [compact epilogue]: with args.compact_epilogue (DG_GEMM_COMPACT_EPILOGUE), the
     // common tile (bf16 D through the TMA unit, no C, every slab owned: where write_slab would go
@@ -1848,13 +1855,25 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       return args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
              !(flags & kZero);
     };
-    if constexpr (kLeanOut) {
+    if constexpr (kLeanOut && kSchedule == kScheduleDense) {
       // Note [lean dense kernel]: every slab with rows is owned (a dense item starts at its tile's
       // first row, and the map clips rows past D's end); a slab without rows has nothing to write.
 #pragma unroll
       for (int w = 0; w < kWaves; ++w) {
         if (owns_slab(w)) store_slab_bf16(w);
       }
+    } else if constexpr (kLeanOut) {
+      // The lean contiguous kernel: a slab of the item's rows through the TMA unit, any other (a
+      // run or zero item that covers part of it) from registers; one call per wave, as below.
+      auto lean_slab = [&](const int w) {
+        if (owns_slab(w) && !(flags & kZero)) {
+          store_slab_bf16(w);
+        } else {
+          store_rows(w);
+        }
+      };
+      lean_slab(0);
+      if constexpr (kWaves == 2) lean_slab(1);
     } else if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
       bool common = compact_output();
 #pragma unroll
@@ -2020,7 +2039,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 
 // Note [lean dense kernel]: the dense FP8 kernel compiled for one output form, bf16 D through the
 // output buffer and the TMA unit with no C (the launcher's choice where the problem has that form,
-// with DG_GEMM_LEAN_DENSE=1; gemm_switches.h).  The other forms' code (float32 D, C added, the
+// with DG_GEMM_LEAN=1; gemm_switches.h).  The other forms' code (float32 D, C added, the
 // register path) is then not in the kernel: the plain kernel's epilogue paths spread the executed
 // instructions over most of its SASS, and its instruction-cache misses showed in Nsight Compute as
 // "no instruction" stalls (Note [compact epilogue]).  Compiled for the m = 4096 picks alone (128x176,
@@ -2039,6 +2058,18 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
                                           const __grid_constant__ CUtensorMap tm_b,
                                           const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// The contiguous FP8 kernel compiled for bf16 D with no C (Note [lean dense kernel]; the API never
+// passes C here): the float32 and C paths left out, partial slabs written from registers.  For
+// the contiguous pick, 128x192, alone.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
+    sm90_fp8_gemm_m_grouped_contiguous_lean_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                                   const __grid_constant__ CUtensorMap tm_b,
+                                                   const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr,
+                                                                                        args);
 }
 
 // M-grouped contiguous FP8 (row ids or psum) with 128x128 SFB blocks: the uniform first pass.

@@ -20,6 +20,7 @@ from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
 from tests.support.kernels import GemmShape, compiled_gemm_shapes
 from tests.support.operands import spread_blocks
+from tests.support.profiling import cuda_kernel_names
 
 pytestmark = pytest.mark.gpu
 
@@ -304,19 +305,11 @@ def test_stmatrix_epilogue_keeps_the_bits(
     assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
 
-def _cuda_kernel_names(call) -> set[str]:
-    """The names of the CUDA kernels one call launches, from torch.profiler."""
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        call()
-        torch.cuda.synchronize()
-    return {e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
-
-
 @pytest.mark.parametrize("tile", ["128x176", "128x192", "256x128"])
 def test_lean_dense_kernel_keeps_the_bits(
     tile: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [lean dense kernel] (DG_GEMM_LEAN_DENSE=1): the dense kernel compiled for bf16 D with no
+    """Note [lean dense kernel] (DG_GEMM_LEAN=1): the dense kernel compiled for bf16 D with no
     C writes the bits the plain one writes, with partial last tiles in both directions (a 256-row
     tile's empty second slabs write nothing), stmatrix epilogue off and on; the profiler shows
     which kernel ran: the lean one for bf16 D without C, the plain one with a bf16 C or a float32 D."""
@@ -327,13 +320,13 @@ def test_lean_dense_kernel_keeps_the_bits(
     ops, ref = _operands(m, n, k, per_row_b=False)
     for stsm in ("0", "1"):
         monkeypatch.setenv("DG_GEMM_STSM", stsm)
-        _same_bits_under_switch(monkeypatch, "DG_GEMM_LEAN_DENSE", ("0", "1"), ops, None, ref)
+        _same_bits_under_switch(monkeypatch, "DG_GEMM_LEAN", ("0", "1"), ops, None, ref)
     assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
     def kernels(d: torch.Tensor, c: torch.Tensor | None) -> set[str]:
-        return {n for n in _cuda_kernel_names(lambda: _run("nt", ops, d, c, None)) if "fp8_gemm" in n}
+        return {n for n in cuda_kernel_names(lambda: _run("nt", ops, d, c, None)) if "fp8_gemm" in n}
 
-    monkeypatch.setenv("DG_GEMM_LEAN_DENSE", "1")
+    monkeypatch.setenv("DG_GEMM_LEAN", "1")
     d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     assert any("dense_lean_kernel" in name for name in kernels(d, None))
     assert calc_diff(d, ref) < 2e-5

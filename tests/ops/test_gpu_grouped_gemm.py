@@ -29,6 +29,7 @@ from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
 from tests.support.kernels import GemmShape, compiled_gemm_shapes
 from tests.support.operands import spread_blocks
+from tests.support.profiling import cuda_kernel_names
 
 pytestmark = pytest.mark.gpu
 
@@ -230,6 +231,47 @@ def test_contiguous_every_shape(
     _check_contiguous_ids([128, 256, 0, 128], 0, n, 384)
     _psum_poisoned([300, 0, 129, 1, 64], n, 512)(True)
     assert shape.printed in capfd.readouterr().err  # the forced tile ran
+
+
+def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+    """Note [lean dense kernel] in the contiguous kernel (DG_GEMM_LEAN=1, its 128x192 pick): row ids
+    of ragged groups with -1 padding (slabs that a run covers in part go out from registers, whole
+    ones through the TMA unit, padding as zero items) and a poisoned psum layout, gaps zeroed or
+    kept, give the plain kernel's bits; the profiler shows that the lean kernel ran."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", "128x192")
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    n, k = 2 * 192 + 24, 896
+    sizes, pad = [1, 65, 0, 130, 256], 70
+    ids: list[int] = []
+    for g, rows in enumerate(sizes):
+        ids += [g] * rows + [-1] * pad
+    ids_t = torch.tensor(ids, device="cuda")
+    layout = ids_t.int()
+    a, sfa, a_ref = _a(len(ids), k)
+    b, sfb, b_ref = _b(len(sizes), n, k)
+
+    def row_ids() -> torch.Tensor:
+        d = torch.full((len(ids), n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, layout)
+        for g in range(len(sizes)):
+            rows = ids_t == g
+            if rows.any():
+                assert calc_diff(d[rows], a_ref[rows] @ b_ref[g].t()) < 2e-5
+        assert (d[ids_t < 0].float() == 0).all()
+        return d
+
+    psum = _psum_poisoned([300, 0, 129, 1, 512], n, k)
+    for run in (row_ids, lambda: psum(True), lambda: psum(False)):
+        outs = []
+        for value in ("0", "1"):
+            monkeypatch.setenv("DG_GEMM_LEAN", value)
+            outs.append(run())
+        assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+    assert any("contiguous_lean_kernel" in name for name in cuda_kernel_names(row_ids))
+    monkeypatch.setenv("DG_GEMM_LEAN", "0")
+    names = cuda_kernel_names(row_ids)
+    assert any("contiguous_kernel" in name for name in names) and not any("lean" in name for name in names)
+    assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
 
 
 def _masked_case(groups: int, max_m: int, n: int, k: int):
