@@ -396,6 +396,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         }
         if constexpr (!kBf16) {
           if (masked_kernel) {
+            // Note [lean dense kernel]: the masked picks' lean twins.
+            constexpr bool kLeanTile = !kSfbPerRow && T::kOutViaSmem &&
+                                       ((kBlockM == 256 && kBlockN == 128) || (kBlockM == 128 && kBlockN == 192) ||
+                                        (kBlockM == 64 && kBlockN == 192));
+            if constexpr (kLeanTile) {
+              if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
+                return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN>>{});
+              }
+            }
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_kernel<kBlockM, kBlockN>>{});
           }
         }

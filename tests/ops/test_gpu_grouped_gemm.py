@@ -262,16 +262,29 @@ def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, 
 
     psum = _psum_poisoned([300, 0, 129, 1, 512], n, k)
     for run in (row_ids, lambda: psum(True), lambda: psum(False)):
-        outs = []
-        for value in ("0", "1"):
-            monkeypatch.setenv("DG_GEMM_LEAN", value)
-            outs.append(run())
-        assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
-    assert any("contiguous_lean_kernel" in name for name in cuda_kernel_names(row_ids))
-    monkeypatch.setenv("DG_GEMM_LEAN", "0")
-    names = cuda_kernel_names(row_ids)
-    assert any("contiguous_kernel" in name for name in names) and not any("lean" in name for name in names)
+        _same_bits_lean_or_not(monkeypatch, run)
+    _lean_kernel_ran(monkeypatch, row_ids, "contiguous")
     assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
+
+
+def _same_bits_lean_or_not(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
+    """run() (which checks its D against float64 and returns it) with DG_GEMM_LEAN off and on:
+    the same bits."""
+    outs = []
+    for value in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_LEAN", value)
+        outs.append(run())
+    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+
+
+def _lean_kernel_ran(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor], family: str) -> None:
+    """The profiler's kernel names for run(): the family's lean kernel with DG_GEMM_LEAN=1, its
+    plain kernel and no lean one with 0."""
+    monkeypatch.setenv("DG_GEMM_LEAN", "1")
+    assert any(f"{family}_lean_kernel" in name for name in cuda_kernel_names(run))
+    monkeypatch.setenv("DG_GEMM_LEAN", "0")
+    names = cuda_kernel_names(run)
+    assert any(f"{family}_kernel" in name for name in names) and not any("lean" in name for name in names)
 
 
 def _masked_case(groups: int, max_m: int, n: int, k: int):
@@ -301,6 +314,34 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
     deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, expected)
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+
+
+@pytest.mark.parametrize("config", ["64x192", "128x192", "256x128"])
+def test_lean_masked_kernel_keeps_the_bits(
+    config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [lean dense kernel] in the masked kernel (DG_GEMM_LEAN=1, its picks): groups of 0 to 320
+    rows, so tiles whose rows fill a slab (the TMA unit), part of one (registers) or none, with idle
+    waves skipped or not, give the plain kernel's bits and leave the rows past each count unwritten;
+    the profiler shows that the lean kernel ran."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    counts = [0, 1, 64, 65, 129, 192, 193, 320]
+    groups, max_m, n, k = len(counts), 320, 2 * 192 + 24, 640
+    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+
+    def masked() -> torch.Tensor:
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+        return d
+
+    for skip in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
+        _same_bits_lean_or_not(monkeypatch, masked)
+    _lean_kernel_ran(monkeypatch, masked, "masked")
+    assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
 
 @pytest.mark.parametrize("schedule", ["general", "masked"])
