@@ -382,7 +382,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
-            // Note [lean dense kernel]: its tiles, where the output has its form.
+            // Note [lean kernels]: its tiles, where the output has its form.
             constexpr bool kLeanTile =
                 !kSfbPerRow && T::kOutViaSmem &&
                 ((kBlockM == 128 && (kBlockN == 176 || kBlockN == 192)) || (kBlockM == 256 && kBlockN == 128));
@@ -396,7 +396,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
         }
         if constexpr (!kBf16) {
           if (masked_kernel) {
-            // Note [lean dense kernel]: the masked picks' lean twins.
+            // Note [lean kernels]: the masked picks' lean twins.
             constexpr bool kLeanTile = !kSfbPerRow && T::kOutViaSmem &&
                                        ((kBlockM == 256 && kBlockN == 128) || (kBlockM == 128 && kBlockN == 192) ||
                                         (kBlockM == 64 && kBlockN == 192));
@@ -414,7 +414,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
               return launch_kernel(
                   KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});
             } else {
-              // Note [lean dense kernel]: the contiguous pick's lean twin.
+              // Note [lean kernels]: the contiguous pick's lean twin.
               constexpr bool kLeanTile = !kSfbPerRow && T::kOutViaSmem && kBlockM == 128 && kBlockN == 192;
               if constexpr (kLeanTile) {
                 if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {

@@ -1040,7 +1040,7 @@ struct Producer {
 };
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
-// kLeanOut: the output is bf16 D through the TMA unit with no C, always (Note [lean dense kernel]).
+// kLeanOut: the output is bf16 D through the TMA unit with no C, always (Note [lean kernels]).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
           int kSplit = 1, int kCast = kCastNone, bool kLeanOut = false>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
@@ -1857,7 +1857,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
              !(flags & kZero);
     };
     if constexpr (kLeanOut && kSchedule == kScheduleDense) {
-      // Note [lean dense kernel]: every slab with rows is owned (a dense item starts at its tile's
+      // Note [lean kernels]: every slab with rows is owned (a dense item starts at its tile's
       // first row, and the map clips rows past D's end); a slab without rows has nothing to write.
 #pragma unroll
       for (int w = 0; w < kWaves; ++w) {
@@ -2039,7 +2039,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
   gemm_body<kBlockM, kBlockN, false, false, kScheduleDense>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
-// Note [lean dense kernel]: the dense FP8 kernel compiled for one output form, bf16 D through the
+// Note [lean kernels]: the dense FP8 kernel compiled for one output form, bf16 D through the
 // output buffer and the TMA unit with no C (the launcher's choice where the problem has that form,
 // with DG_GEMM_LEAN=1; gemm_switches.h).  The other forms' code (float32 D, C added, the
 // register path) is then not in the kernel: the plain kernel's epilogue paths spread the executed
@@ -2057,7 +2057,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
   gemm_body<kBlockM, kBlockN, false, false, kScheduleDense, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
-// The masked FP8 kernel compiled for bf16 D with no C (Note [lean dense kernel]; the API never
+// The masked FP8 kernel compiled for bf16 D with no C (Note [lean kernels]; the API never
 // passes C here): the float32 and C paths left out, a group's partial slabs written from
 // registers.  For the masked picks 256x128, 128x192 and 64x192 alone.
 template <int kBlockM, int kBlockN>
@@ -2077,7 +2077,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
   gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
-// The contiguous FP8 kernel compiled for bf16 D with no C (Note [lean dense kernel]; the API never
+// The contiguous FP8 kernel compiled for bf16 D with no C (Note [lean kernels]; the API never
 // passes C here): the float32 and C paths left out, partial slabs written from registers.  For
 // the contiguous pick, 128x192, alone.
 template <int kBlockM, int kBlockN>

@@ -309,7 +309,7 @@ def test_stmatrix_epilogue_keeps_the_bits(
 def test_lean_dense_kernel_keeps_the_bits(
     tile: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [lean dense kernel] (DG_GEMM_LEAN=1): the dense kernel compiled for bf16 D with no
+    """Note [lean kernels] (DG_GEMM_LEAN=1): the dense kernel compiled for bf16 D with no
     C writes the bits the plain one writes, with partial last tiles in both directions (a 256-row
     tile's empty second slabs write nothing), stmatrix epilogue off and on; the profiler shows
     which kernel ran: the lean one for bf16 D without C, the plain one with a bf16 C or a float32 D."""

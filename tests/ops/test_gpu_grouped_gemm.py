@@ -234,7 +234,7 @@ def test_contiguous_every_shape(
 
 
 def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
-    """Note [lean dense kernel] in the contiguous kernel (DG_GEMM_LEAN=1, its 128x192 pick): row ids
+    """Note [lean kernels] in the contiguous kernel (DG_GEMM_LEAN=1, its 128x192 pick): row ids
     of ragged groups with -1 padding (slabs that a run covers in part go out from registers, whole
     ones through the TMA unit, padding as zero items) and a poisoned psum layout, gaps zeroed or
     kept, give the plain kernel's bits; the profiler shows that the lean kernel ran."""
@@ -320,7 +320,7 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
 def test_lean_masked_kernel_keeps_the_bits(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [lean dense kernel] in the masked kernel (DG_GEMM_LEAN=1, its picks): groups of 0 to 320
+    """Note [lean kernels] in the masked kernel (DG_GEMM_LEAN=1, its picks): groups of 0 to 320
     rows, so tiles whose rows fill a slab (the TMA unit), part of one (registers) or none, with idle
     waves skipped or not, give the plain kernel's bits and leave the rows past each count unwritten;
     the profiler shows that the lean kernel ran."""
