@@ -213,6 +213,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   const int stsm = stsm_setting(), compact = compact_epilogue_setting();
   args.stsm = (stsm < 0 ? !kBf16 && dense_kernel : stsm == 1) ? 1 : 0;
   args.compact_epilogue = (compact < 0 ? !kBf16 && dense_kernel : compact == 1) ? 1 : 0;
+  // Note [lean kernels]: the FP8 kernels compiled for bf16 D through the TMA unit with no C, for
+  // problems of that form (has_lean_twin says which tiles have one).
+  constexpr bool kLeanable = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
+  const bool lean_out = kLeanable && lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));
@@ -382,26 +386,16 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if constexpr (kBf16) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_dense_kernel<kBlockM, kBlockN, kMajors>>{});
           } else {
-            // Note [lean kernels]: its tiles, where the output has its form.
-            constexpr bool kLeanTile =
-                !kSfbPerRow && T::kOutViaSmem &&
-                ((kBlockM == 128 && (kBlockN == 176 || kBlockN == 192)) || (kBlockM == 256 && kBlockN == 128));
-            if constexpr (kLeanTile) {
-              if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
-                return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_lean_kernel<kBlockM, kBlockN>>{});
-              }
+            if constexpr (kLeanable && has_lean_twin(kScheduleDense, kBlockM, kBlockN)) {
+              if (lean_out) return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_lean_kernel<kBlockM, kBlockN>>{});
             }
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
           }
         }
         if constexpr (!kBf16) {
           if (masked_kernel) {
-            // Note [lean kernels]: the masked picks' lean twins.
-            constexpr bool kLeanTile = !kSfbPerRow && T::kOutViaSmem &&
-                                       ((kBlockM == 256 && kBlockN == 128) || (kBlockM == 128 && kBlockN == 192) ||
-                                        (kBlockM == 64 && kBlockN == 192));
-            if constexpr (kLeanTile) {
-              if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
+            if constexpr (kLeanable && has_lean_twin(kScheduleMasked, kBlockM, kBlockN)) {
+              if (lean_out) {
                 return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN>>{});
               }
             }
@@ -414,10 +408,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
               return launch_kernel(
                   KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});
             } else {
-              // Note [lean kernels]: the contiguous pick's lean twin.
-              constexpr bool kLeanTile = !kSfbPerRow && T::kOutViaSmem && kBlockM == 128 && kBlockN == 192;
-              if constexpr (kLeanTile) {
-                if (lean_chosen() && args.tma_out && !args.d_f32 && args.c == nullptr) {
+              if constexpr (kLeanable && has_lean_twin(kScheduleContiguous, kBlockM, kBlockN)) {
+                if (lean_out) {
                   return launch_kernel(
                       KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_lean_kernel<kBlockM, kBlockN>>{});
                 }

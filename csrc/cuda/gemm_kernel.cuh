@@ -551,9 +551,10 @@ struct Producer {
   // release by lane 0's arrive).  The scale warp (kPartScales) only waits for the stage to be free.
   template <int kPart = kPartAll>
   __device__ __forceinline__ void open_stage(const StageInfo& s, uint32_t tx_bytes, bool describe = true) {
-    DG_TRACE(tracer.wait_begin();)
+    // (The scale warp keeps no trace: the producer's records are the operand warp's.)
+    DG_TRACE(if constexpr (kPart != kPartScales) tracer.wait_begin();)
     sm90::mbar_wait(&empty()[stage], phase ^ 1);
-    DG_TRACE(tracer.wait_end();)
+    DG_TRACE(if constexpr (kPart != kPartScales) tracer.wait_end();)
     if (kPart != kPartScales && lane == 0) {
       if (describe) info()[stage] = s;
       sm90::mbar_arrive_expect_tx(&full()[stage], tx_bytes);
@@ -644,13 +645,9 @@ struct Producer {
     DG_TRACE(tracer.begin(k_blocks);)
 #pragma unroll 1
     for (int kb = 0; kb < k_blocks; ++kb) {
-      if constexpr (!kOperands) {
-        // The scale warp: the same free stage, no description, no transaction count.
-        sm90::mbar_wait(&empty()[stage], phase ^ 1);
-      } else {
-        open_stage(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes,
-                   kDescribe && kb == 0);
-      }
+      // (The scale warp: the same free stage, no description, no transaction count.)
+      open_stage<kPart>(StageInfo{d_row0, n0, rows, 0, k_blocks, d_z, {0, 0}}, T::kABytes + T::kBBytes,
+                        kDescribe && kb == 0);
       if (kOperands && lane == 0) {
         if constexpr (kCast == kCastA) {
           // This CTA's half of the pair's A rows, into both CTAs (the map's box is half a tile).
@@ -678,7 +675,7 @@ struct Producer {
         continue;
       }
       if constexpr (!kScales) {
-        next_stage();  // warp 1's copies arrive for this stage (Note [a warp for the scales])
+        close_stage<kPart>();  // warp 1's copies arrive for this stage (Note [a warp for the scales])
         continue;
       }
       float* sfa_dst = smem_sfa() + stage * kBlockM;
@@ -1124,6 +1121,20 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // (For those, the producer warp's index through a shuffle: a hint that it is warp-uniform,
     // so that both warps' loops keep their state in uniform registers.)
     const int producer_warp = kScaleWarp ? __shfl_sync(0xFFFFFFFFu, warp % 4, 0) : warp % 4;
+    // This kernel's schedule as the producer walks it, all of each stage or one warp's part.
+    auto walk = [&](auto& producer, const auto part) {
+      constexpr int kPart = decltype(part)::value;
+      if constexpr (kSchedule == kScheduleDense) {  // (split K and multicast pairs included)
+        producer.template run_dense<kPart>(dense_cta, dense_ctas, dense_rank);
+      } else if constexpr (kSchedule == kScheduleContiguous) {
+        producer.template run_contiguous<kPart>(blockIdx.x, gridDim.x);
+      } else if constexpr (kSchedule == kScheduleMasked) {
+        producer.template run_masked<kPart>(blockIdx.x, gridDim.x, 0);
+      } else {
+        static_assert(kPart == kPartAll, "the other schedules' stages are never split");
+        producer.run(blockIdx.x, gridDim.x);
+      }
+    };
     if (producer_warp == 0) {
       if (lane == 0) {
         p::tma_prefetch_map(&tm_a);
@@ -1131,26 +1142,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
       Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> producer{&tm_a, &tm_b, table,
                                                                                      args,  smem,  lane};
-      if constexpr (kSchedule == kScheduleDense) {  // (split K and multicast pairs included)
-        if (kScaleWarp && args.scale_warp) {
-          if constexpr (kScaleWarp) producer.template run_dense<kPartOperands>(dense_cta, dense_ctas, dense_rank);
-        } else {
-          producer.run_dense(dense_cta, dense_ctas, dense_rank);
-        }
-      } else if constexpr (kSchedule == kScheduleContiguous) {
-        if (kScaleWarp && args.scale_warp) {
-          if constexpr (kScaleWarp) producer.template run_contiguous<kPartOperands>(blockIdx.x, gridDim.x);
-        } else {
-          producer.run_contiguous(blockIdx.x, gridDim.x);
-        }
-      } else if constexpr (kSchedule == kScheduleMasked) {
-        if (kScaleWarp && args.scale_warp) {
-          if constexpr (kScaleWarp) producer.template run_masked<kPartOperands>(blockIdx.x, gridDim.x, 0);
-        } else {
-          producer.run_masked(blockIdx.x, gridDim.x, 0);
-        }
+      if (kScaleWarp && args.scale_warp) {
+        if constexpr (kScaleWarp) walk(producer, std::integral_constant<int, kPartOperands>{});
       } else {
-        producer.run(blockIdx.x, gridDim.x);
+        walk(producer, std::integral_constant<int, kPartAll>{});
       }
       DG_TRACE(producer.tracer.flush(lane == 0);)
     } else if (producer_warp == 1 && args.scale_warp) {
@@ -1158,13 +1153,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         // Note [a warp for the scales]: the second producer warp copies the scales.
         Producer<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast> scales{&tm_a, &tm_b, table,
                                                                                      args,  smem,  lane};
-        if constexpr (kSchedule == kScheduleDense) {
-          scales.template run_dense<kPartScales>(dense_cta, dense_ctas, dense_rank);
-        } else if constexpr (kSchedule == kScheduleContiguous) {
-          scales.template run_contiguous<kPartScales>(blockIdx.x, gridDim.x);
-        } else {
-          scales.template run_masked<kPartScales>(blockIdx.x, gridDim.x, 0);
-        }
+        walk(scales, std::integral_constant<int, kPartScales>{});
       }
     }
     // Note [producers leave the cluster barrier]: the producer warps return without the final
@@ -2049,7 +2038,16 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 // kernels have lean twins for their picks too (below), which keep the register path, bf16 only, for
 // slabs that an item covers in part.  SASS instructions, plain -> lean (nvcc 13.0): dense 256x128
 // 13,072 -> 3,712, dense 128x192 8,624 -> 1,728, contiguous 128x192 23,432 -> 10,456, masked
-// 256x128 11,600 -> 4,208; the K loops the same.
+// 256x128 11,600 -> 4,208; the K loops the same.  has_lean_twin lists the tiles.
+constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
+  return schedule == kScheduleDense
+             ? (block_m == 128 && (block_n == 176 || block_n == 192)) || (block_m == 256 && block_n == 128)
+         : schedule == kScheduleContiguous ? block_m == 128 && block_n == 192
+         : schedule == kScheduleMasked     ? (block_m == 256 && block_n == 128) || (block_m == 128 && block_n == 192) ||
+                                             (block_m == 64 && block_n == 192)
+                                       : false;
+}
+
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_dense_lean_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,

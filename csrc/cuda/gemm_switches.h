@@ -64,9 +64,9 @@ inline int stsm_setting() { return env_setting("DG_GEMM_STSM"); }
 inline int compact_epilogue_setting() { return env_setting("DG_GEMM_COMPACT_EPILOGUE"); }
 
 // DG_GEMM_LEAN: dense, M-grouped contiguous and masked FP8 problems with bf16 D, no C and D fit for
-// the TMA unit run the kernel compiled for that output alone, where one is (Note [lean dense
-// kernel]: dense 128x176, 128x192, 256x128; contiguous 128x192; masked 256x128, 128x192, 64x192).  A measuring switch,
-// off unless set to 1: not yet timed.
+// the TMA unit run the kernel compiled for that output alone, where the tile has one (Note [lean
+// kernels], has_lean_twin in gemm_kernel.cuh).  A measuring switch, off unless set to 1: not yet
+// timed.
 inline bool lean_chosen() { return env_switch_on("DG_GEMM_LEAN"); }
 
 // DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note

@@ -324,7 +324,7 @@ def test_lean_dense_kernel_keeps_the_bits(
     assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
     def kernels(d: torch.Tensor, c: torch.Tensor | None) -> set[str]:
-        return {n for n in cuda_kernel_names(lambda: _run("nt", ops, d, c, None)) if "fp8_gemm" in n}
+        return {name for name in cuda_kernel_names(lambda: _run("nt", ops, d, c, None)) if "fp8_gemm" in name}
 
     monkeypatch.setenv("DG_GEMM_LEAN", "1")
     d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)

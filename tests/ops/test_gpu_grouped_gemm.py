@@ -191,6 +191,16 @@ def _psum_poisoned(sizes: list[int], n: int, k: int, tail: int = 64) -> Callable
     return run
 
 
+def _same_bits_off_and_on(monkeypatch: pytest.MonkeyPatch, switch: str, run: Callable[[], torch.Tensor]) -> None:
+    """run() (which checks its D against float64 and returns it) with the environment switch off
+    and on: the same bits."""
+    outs = []
+    for value in ("0", "1"):
+        monkeypatch.setenv(switch, value)
+        outs.append(run())
+    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+
+
 @pytest.mark.parametrize("config", ["64x128", "128x128", "128x176", "128x192"])
 def test_scale_warp_keeps_the_bits_on_psum(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
@@ -204,11 +214,7 @@ def test_scale_warp_keeps_the_bits_on_psum(
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     run = _psum_poisoned([300, 0, 129, 1, 512], 400, 896)
     for zero_padding in (True, False):
-        outs = []
-        for value in ("0", "1"):
-            monkeypatch.setenv("DG_GEMM_SCALE_WARP", value)
-            outs.append(run(zero_padding))
-        assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
+        _same_bits_off_and_on(monkeypatch, "DG_GEMM_SCALE_WARP", lambda zp=zero_padding: run(zp))
     assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
 
@@ -262,19 +268,9 @@ def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, 
 
     psum = _psum_poisoned([300, 0, 129, 1, 512], n, k)
     for run in (row_ids, lambda: psum(True), lambda: psum(False)):
-        _same_bits_lean_or_not(monkeypatch, run)
+        _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", run)
     _lean_kernel_ran(monkeypatch, row_ids, "contiguous")
     assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
-
-
-def _same_bits_lean_or_not(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
-    """run() (which checks its D against float64 and returns it) with DG_GEMM_LEAN off and on:
-    the same bits."""
-    outs = []
-    for value in ("0", "1"):
-        monkeypatch.setenv("DG_GEMM_LEAN", value)
-        outs.append(run())
-    assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
 
 
 def _lean_kernel_ran(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor], family: str) -> None:
@@ -339,7 +335,7 @@ def test_lean_masked_kernel_keeps_the_bits(
 
     for skip in ("0", "1"):
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
-        _same_bits_lean_or_not(monkeypatch, masked)
+        _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
     _lean_kernel_ran(monkeypatch, masked, "masked")
     assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
