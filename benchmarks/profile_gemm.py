@@ -4,6 +4,7 @@ time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call afte
     python benchmarks/profile_gemm.py dense 4096x2112x7168 [--config 128x192]
     python benchmarks/profile_gemm.py dense 4096x2112x7168 --module other_pkg  # a second DeepGEMM-compatible package
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
+    python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168 --module other_pkg
     python benchmarks/profile_gemm.py bf16 4096x4096x7168
     python benchmarks/profile_gemm.py bf16masked 6x1024x4096x2048  # groups x expected m x n x k
     python benchmarks/profile_gemm.py mqa 2048x65536x32x128 [--config n256s128]  # S x Skv x H x D
@@ -38,16 +39,19 @@ def main() -> None:
     )
     parser.add_argument("--config", default=None, help="a tuning to force (the kind's DG_*_CONFIG variable)")
     parser.add_argument("--calls", type=int, default=4)
-    parser.add_argument("--module", default=None, help="dense only: call this DeepGEMM-compatible package instead")
+    parser.add_argument(
+        "--module", default=None, help="dense and contiguous only: call this DeepGEMM-compatible package instead"
+    )
     args = parser.parse_args()
-    if args.module and args.kind != "dense":
-        parser.error("--module takes the dense kind only")
+    if args.module and args.kind not in ("dense", "contiguous"):
+        parser.error("--module takes the dense and contiguous kinds only")
+    mod = importlib.import_module(args.module) if args.module else deep_gemm
     if args.config:
         os.environ[CONFIG_ENV.get(args.kind, "DG_SM90_GEMM_CONFIG")] = args.config
     dims = [int(v) for v in args.shape.split("x")]
     torch.manual_seed(0)
     if args.kind == "dense":
-        run = Case("fwd", *dims).call(importlib.import_module(args.module) if args.module else deep_gemm)
+        run = Case("fwd", *dims).call(mod)
     elif args.kind == "bf16":
         m, n, k = dims
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -67,7 +71,11 @@ def main() -> None:
     elif args.kind == "hc":
         run = HcOperands(*dims)
     else:
-        run = ContiguousOperands(*dims, use_psum=False)
+        operands = ContiguousOperands(*dims, use_psum=False)
+
+        def run() -> None:
+            operands(mod)
+
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
     for _ in range(args.calls):
         flush.zero_()

@@ -2029,23 +2029,22 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 }
 
 // Note [lean kernels]: the dense FP8 kernel compiled for one output form, bf16 D through the
-// output buffer and the TMA unit with no C (the launcher's choice where the problem has that form,
-// with DG_GEMM_LEAN=1; gemm_switches.h).  The other forms' code (float32 D, C added, the
-// register path) is then not in the kernel: the plain kernel's epilogue paths spread the executed
-// instructions over most of its SASS, and its instruction-cache misses showed in Nsight Compute as
-// "no instruction" stalls (Note [compact epilogue]).  Compiled for the m = 4096 picks alone (128x176,
-// 128x192, 256x128), a kernel each, to keep the build's time.  The contiguous and masked FP8
-// kernels have lean twins for their picks too (below), which keep the register path, bf16 only, for
-// slabs that an item covers in part.  SASS instructions, plain -> lean (nvcc 13.0): dense 256x128
-// 13,072 -> 3,712, dense 128x192 8,624 -> 1,728, contiguous 128x192 23,432 -> 10,456, masked
-// 256x128 11,600 -> 4,208; the K loops the same.  has_lean_twin lists the tiles.
+// output buffer and the TMA unit with no C (the launcher's choice where the problem has that form;
+// by default for dense and masked problems, DG_GEMM_LEAN in gemm_switches.h).  The other forms'
+// code (float32 D, C added, the register path) is then not in the kernel: the plain kernel's
+// epilogue paths spread the executed instructions over most of its SASS, and its instruction-cache
+// misses showed in Nsight Compute as "no instruction" stalls (Note [compact epilogue]).  Every
+// dense and masked FP8 tile with an output buffer has a lean twin (the 16- and 48-column tiles have
+// none); the masked twins keep the register path, bf16 only, for slabs that a group covers in part.
+// The contiguous kernel's twin, for its 128x192 pick alone, does the same for partial runs, and
+// runs only with DG_GEMM_LEAN=1: it spills 64/56 bytes in the producer's row-id walk and measured
+// slower.  SASS instructions, plain -> lean (nvcc 13.0): dense 256x128 13,072 -> 3,712, dense
+// 128x192 8,624 -> 1,728, contiguous 128x192 23,432 -> 10,456, masked 256x128 11,600 -> 4,208; the
+// K loops the same.  has_lean_twin lists the tiles.
 constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
-  return schedule == kScheduleDense
-             ? (block_m == 128 && (block_n == 176 || block_n == 192)) || (block_m == 256 && block_n == 128)
-         : schedule == kScheduleContiguous ? block_m == 128 && block_n == 192
-         : schedule == kScheduleMasked     ? (block_m == 256 && block_n == 128) || (block_m == 128 && block_n == 192) ||
-                                             (block_m == 64 && block_n == 192)
-                                       : false;
+  return schedule == kScheduleDense || schedule == kScheduleMasked ? true
+         : schedule == kScheduleContiguous                         ? block_m == 128 && block_n == 192
+                                                                   : false;
 }
 
 template <int kBlockM, int kBlockN>
@@ -2057,7 +2056,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 
 // The masked FP8 kernel compiled for bf16 D with no C (Note [lean kernels]; the API never
 // passes C here): the float32 and C paths left out, a group's partial slabs written from
-// registers.  For the masked picks 256x128, 128x192 and 64x192 alone.
+// registers.
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_masked_lean_kernel(const __grid_constant__ CUtensorMap tm_a,

@@ -305,11 +305,11 @@ def test_stmatrix_epilogue_keeps_the_bits(
     assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
 
-@pytest.mark.parametrize("tile", ["128x176", "128x192", "256x128"])
+@pytest.mark.parametrize("tile", ["64x32", "64x128", "128x128", "128x176", "128x192", "256x128"])
 def test_lean_dense_kernel_keeps_the_bits(
     tile: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [lean kernels] (DG_GEMM_LEAN=1): the dense kernel compiled for bf16 D with no
+    """Note [lean kernels] (DG_GEMM_LEAN, on by default here): the dense kernel compiled for bf16 D with no
     C writes the bits the plain one writes, with partial last tiles in both directions (a 256-row
     tile's empty second slabs write nothing), stmatrix epilogue off and on; the profiler shows
     which kernel ran: the lean one for bf16 D without C, the plain one with a bf16 C or a float32 D."""
@@ -326,8 +326,11 @@ def test_lean_dense_kernel_keeps_the_bits(
     def kernels(d: torch.Tensor, c: torch.Tensor | None) -> set[str]:
         return {name for name in cuda_kernel_names(lambda: _run("nt", ops, d, c, None)) if "fp8_gemm" in name}
 
-    monkeypatch.setenv("DG_GEMM_LEAN", "1")
     d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    monkeypatch.setenv("DG_GEMM_LEAN", "0")
+    names = kernels(d, None)
+    assert names and not any("lean" in name for name in names)
+    monkeypatch.delenv("DG_GEMM_LEAN")  # on by default for dense problems
     assert any("dense_lean_kernel" in name for name in kernels(d, None))
     assert calc_diff(d, ref) < 2e-5
     c = torch.randn(m, n, device="cuda").bfloat16()

@@ -240,7 +240,7 @@ def test_contiguous_every_shape(
 
 
 def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
-    """Note [lean kernels] in the contiguous kernel (DG_GEMM_LEAN=1, its 128x192 pick): row ids
+    """Note [lean kernels] in the contiguous kernel (DG_GEMM_LEAN=1, its 128x192 pick; off by default): row ids
     of ragged groups with -1 padding (slabs that a run covers in part go out from registers, whole
     ones through the TMA unit, padding as zero items) and a poisoned psum layout, gaps zeroed or
     kept, give the plain kernel's bits; the profiler shows that the lean kernel ran."""
@@ -269,18 +269,28 @@ def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, 
     psum = _psum_poisoned([300, 0, 129, 1, 512], n, k)
     for run in (row_ids, lambda: psum(True), lambda: psum(False)):
         _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", run)
-    _lean_kernel_ran(monkeypatch, row_ids, "contiguous")
+    _lean_kernel_ran(monkeypatch, row_ids, "contiguous", default_on=False)
     assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
 
 
-def _lean_kernel_ran(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor], family: str) -> None:
+def _lean_kernel_ran(
+    monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor], family: str, default_on: bool
+) -> None:
     """The profiler's kernel names for run(): the family's lean kernel with DG_GEMM_LEAN=1, its
-    plain kernel and no lean one with 0."""
+    plain kernel and no lean one with 0, and with the switch unset the one its default names."""
+
+    def lean_ran() -> bool:
+        names = cuda_kernel_names(run)
+        lean = any(f"{family}_lean_kernel" in name for name in names)
+        assert lean or (any(f"{family}_kernel" in name for name in names) and not any("lean" in n for n in names))
+        return lean
+
     monkeypatch.setenv("DG_GEMM_LEAN", "1")
-    assert any(f"{family}_lean_kernel" in name for name in cuda_kernel_names(run))
+    assert lean_ran()
     monkeypatch.setenv("DG_GEMM_LEAN", "0")
-    names = cuda_kernel_names(run)
-    assert any(f"{family}_kernel" in name for name in names) and not any("lean" in name for name in names)
+    assert not lean_ran()
+    monkeypatch.delenv("DG_GEMM_LEAN")
+    assert lean_ran() == default_on
 
 
 def _masked_case(groups: int, max_m: int, n: int, k: int):
@@ -316,7 +326,7 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
 def test_lean_masked_kernel_keeps_the_bits(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [lean kernels] in the masked kernel (DG_GEMM_LEAN=1, its picks): groups of 0 to 320
+    """Note [lean kernels] in the masked kernel (its picks; on by default): groups of 0 to 320
     rows, so tiles whose rows fill a slab (the TMA unit), part of one (registers) or none, with idle
     waves skipped or not, give the plain kernel's bits and leave the rows past each count unwritten;
     the profiler shows that the lean kernel ran."""
@@ -336,7 +346,7 @@ def test_lean_masked_kernel_keeps_the_bits(
     for skip in ("0", "1"):
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
         _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
-    _lean_kernel_ran(monkeypatch, masked, "masked")
+    _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True)
     assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
 
