@@ -217,9 +217,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // problems of that form (has_lean_twin says which tiles have one); on by default for dense and
   // masked problems, where they were measured faster.
   constexpr bool kLeanable = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
+  constexpr bool kBf16Leanable = kBf16 && kMajors == 0 && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
   const int lean = lean_setting();
   const bool lean_chosen = lean < 0 ? p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked : lean == 1;
-  const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
+  const bool lean_out = (kLeanable || kBf16Leanable) && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));
@@ -393,6 +394,12 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
               if (lean_out) return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_lean_kernel<kBlockM, kBlockN>>{});
             }
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
+          }
+        }
+        if constexpr (kBf16Leanable) {
+          // BF16 masked problems have no plain masked kernel: without the lean one, the general kernel.
+          if (masked && lean_out && masked_schedule_chosen()) {
+            return launch_kernel(KernelConstant<&sm90_bf16_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN>>{});
           }
         }
         if constexpr (!kBf16) {

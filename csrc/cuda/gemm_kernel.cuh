@@ -1047,8 +1047,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
   static_assert(
       !kLeanOut || ((kSchedule == kScheduleDense || kSchedule == kScheduleContiguous || kSchedule == kScheduleMasked) &&
-                    !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == kCastNone && T::kOutViaSmem),
-      "the lean output serves the FP8 dense, contiguous and masked kernels, through the output buffer");
+                    (!kBf16 || (kSchedule == kScheduleMasked && kMajors == 0)) && !kSfbPerRow && kSplit == 1 &&
+                    kCast == kCastNone && T::kOutViaSmem),
+      "the lean output serves the FP8 dense, contiguous and masked kernels and the K-major BF16 masked one, through "
+      "the output buffer");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
@@ -2038,7 +2040,9 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 // none); the masked twins keep the register path, bf16 only, for slabs that a group covers in part.
 // The contiguous kernel's twin, for its 128x192 pick alone, does the same for partial runs, and
 // runs only with DG_GEMM_LEAN=1: it spills 64/56 bytes in the producer's row-id walk and measured
-// slower.  SASS instructions, plain -> lean (nvcc 13.0): dense 256x128 13,072 -> 3,712, dense
+// slower.  K-major BF16 masked problems outside multicast pairs have a lean kernel of the masked
+// schedule (sm90_bf16_gemm_m_grouped_masked_lean_kernel) and no plain one: without it they run
+// the general kernel.  SASS instructions, plain -> lean (nvcc 13.0): dense 256x128 13,072 -> 3,712, dense
 // 128x192 8,624 -> 1,728, contiguous 128x192 23,432 -> 10,456, masked 256x128 11,600 -> 4,208; the
 // K loops the same.  has_lean_twin lists the tiles.
 constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
@@ -2150,6 +2154,18 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThread
     sm90_bf16_gemm_multicast_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                     const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, 0, 1, kCast>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// M-grouped masked BF16 (K-major), compiled for its one output form, bf16 D with no C (Note [lean
+// kernels]): the consumers walk the groups' tiles themselves, as in the masked FP8 kernel.  The
+// launcher takes it for masked problems outside multicast pairs whose D suits the TMA unit; the
+// others run the general kernel.
+template <int kBlockM, int kBlockN>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_m_grouped_masked_lean_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                                const __grid_constant__ CUtensorMap tm_b,
+                                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleMasked, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped contiguous BF16 (row ids or psum; B K-major or MN-major): the uniform first pass.

@@ -65,14 +65,17 @@ inline int compact_epilogue_setting() { return env_setting("DG_GEMM_COMPACT_EPIL
 
 // DG_GEMM_LEAN: dense, M-grouped contiguous and masked FP8 problems with bf16 D, no C and D fit for
 // the TMA unit run the kernel compiled for that output alone, where the tile has one (Note [lean
-// kernels], has_lean_twin in gemm_kernel.cuh).  Unset: on for dense and masked problems, off for
-// the contiguous layouts (the launcher decides); 1 or 0: everywhere.  Measured on the H100 in one
+// kernels], has_lean_twin in gemm_kernel.cuh); so do K-major BF16 masked problems outside
+// multicast pairs, which run the general kernel without it.  Unset: on for dense and masked
+// problems, off for the contiguous layouts (the launcher decides); 1 or 0: everywhere.  Measured on the H100 in one
 // process (thirty-ninth session, base/variant).  Twins for the m = 4096 picks alone, lean as a
 // variant, two runs: dense 18 shapes geomean 1.019 and 1.023, 7 faster, none slower; masked 1.083
 // and 1.069, 7 of 8 faster, none slower; contiguous (row ids) 0.971 and 0.966, 7 of 8 slower;
 // psum 0.984, 5 of 8 slower.  Twins for every tile, lean off as a variant: dense 0.964 (10 of 18
 // slower without it: 64x32768x512 0.895, 128x32768x512 0.914, 128x24576x1536 0.919, the m = 4096
-// ones 0.933-0.972), masked 0.902 (8 of 8 slower).
+// ones 0.933-0.972), masked 0.902 (8 of 8 slower).  BF16 masked, the four benchmark problems
+// forced onto one tile, lean off (the general kernel) as a variant: 64x256 0.847, 128x256 0.815,
+// every problem slower without it (by 3-28%).
 inline int lean_setting() { return env_setting("DG_GEMM_LEAN"); }
 
 // DG_GEMM_STAGGER_CYCLES=N (N > 0): the second math warpgroup starts N SM cycles late (Note

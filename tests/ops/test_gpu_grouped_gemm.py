@@ -274,15 +274,21 @@ def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, 
 
 
 def _lean_kernel_ran(
-    monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor], family: str, default_on: bool
+    monkeypatch: pytest.MonkeyPatch,
+    run: Callable[[], torch.Tensor],
+    family: str,
+    default_on: bool,
+    plain: str | None = None,
 ) -> None:
     """The profiler's kernel names for run(): the family's lean kernel with DG_GEMM_LEAN=1, its
-    plain kernel and no lean one with 0, and with the switch unset the one its default names."""
+    plain kernel (`plain`, by default the family's) and no lean one with 0, and with the switch
+    unset the one its default names."""
+    plain = plain or f"{family}_kernel"
 
     def lean_ran() -> bool:
         names = cuda_kernel_names(run)
         lean = any(f"{family}_lean_kernel" in name for name in names)
-        assert lean or (any(f"{family}_kernel" in name for name in names) and not any("lean" in n for n in names))
+        assert lean or (any(plain in name for name in names) and not any("lean" in n for n in names))
         return lean
 
     monkeypatch.setenv("DG_GEMM_LEAN", "1")
@@ -645,6 +651,34 @@ def test_bf16_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch
 def _bf16_masked_shapes() -> list[str]:
     # The multicast pairs (dense and masked problems) too.
     return _bf16_shapes() + [s.config for s in compiled_gemm_shapes() if s.cast]
+
+
+@pytest.mark.parametrize("config", ["64x192", "64x256", "128x128", "128x256"])
+def test_lean_bf16_masked_kernel_keeps_the_bits(
+    config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [lean kernels], BF16 masked (on by default; with it off the general kernel serves these
+    problems): groups of 0 to 320 rows, idle waves skipped or not, give the general kernel's bits
+    and leave the rows past each count unwritten; the profiler shows which kernel ran."""
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    counts = [0, 1, 64, 65, 129, 192, 193, 320]
+    groups, max_m, n, k = len(counts), 320, 2 * int(config.split("x")[1]) + 24, 704
+    a, a_ref = _bf16(groups, max_m, k)
+    b, b_ref = _bf16(groups, n, k)
+    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+
+    def masked() -> torch.Tensor:
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+        _check_masked_rows(d, counts, a_ref, b_ref, 1e-5)
+        return d
+
+    for skip in ("0", "1"):
+        monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
+        _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
+    _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True, plain="bf16_gemm_kernel")
+    assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
 
 @pytest.mark.parametrize("shape", _bf16_masked_shapes())
