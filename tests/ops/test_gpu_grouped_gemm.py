@@ -328,32 +328,44 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
-@pytest.mark.parametrize("config", ["64x192", "128x192", "256x128"])
+@pytest.mark.parametrize(
+    "config", ["64x192", "128x192", "256x128", "bf16:64x192", "bf16:64x256", "bf16:128x128", "bf16:128x256"]
+)
 def test_lean_masked_kernel_keeps_the_bits(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [lean kernels] in the masked kernel (its picks; on by default): groups of 0 to 320
-    rows, so tiles whose rows fill a slab (the TMA unit), part of one (registers) or none, with idle
-    waves skipped or not, give the plain kernel's bits and leave the rows past each count unwritten;
-    the profiler shows that the lean kernel ran."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
+    """Note [lean kernels] in the masked kernels (on by default): groups of 0 to 320 rows, so tiles
+    whose rows fill a slab (the TMA unit), part of one (registers) or none, with idle waves skipped
+    or not, give the bits of the kernel that runs without it (FP8: the plain masked kernel; BF16:
+    the general kernel) and leave the rows past each count unwritten; the profiler shows which
+    kernel ran."""
+    bf16 = config.startswith("bf16:")
+    shape = config.removeprefix("bf16:")
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     counts = [0, 1, 64, 65, 129, 192, 193, 320]
-    groups, max_m, n, k = len(counts), 320, 2 * 192 + 24, 640
-    a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+    groups, max_m, n, k = len(counts), 320, 2 * int(shape.split("x")[1]) + 24, 640
+    if bf16:
+        a, a_ref = _bf16(groups, max_m, k)
+        b, b_ref = _bf16(groups, n, k)
+    else:
+        a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
     masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
 
     def masked() -> torch.Tensor:
         d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
-        _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
+        if bf16:
+            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+        else:
+            deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+        _check_masked_rows(d, counts, a_ref, b_ref, 1e-5 if bf16 else 2e-5)
         return d
 
     for skip in ("0", "1"):
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
         _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
-    _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True)
-    assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
+    _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True, plain="bf16_gemm_kernel" if bf16 else None)
+    assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
 
 
 @pytest.mark.parametrize("schedule", ["general", "masked"])
@@ -651,34 +663,6 @@ def test_bf16_contiguous_every_shape(shape: str, monkeypatch: pytest.MonkeyPatch
 def _bf16_masked_shapes() -> list[str]:
     # The multicast pairs (dense and masked problems) too.
     return _bf16_shapes() + [s.config for s in compiled_gemm_shapes() if s.cast]
-
-
-@pytest.mark.parametrize("config", ["64x192", "64x256", "128x128", "128x256"])
-def test_lean_bf16_masked_kernel_keeps_the_bits(
-    config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
-) -> None:
-    """Note [lean kernels], BF16 masked (on by default; with it off the general kernel serves these
-    problems): groups of 0 to 320 rows, idle waves skipped or not, give the general kernel's bits
-    and leave the rows past each count unwritten; the profiler shows which kernel ran."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    counts = [0, 1, 64, 65, 129, 192, 193, 320]
-    groups, max_m, n, k = len(counts), 320, 2 * int(config.split("x")[1]) + 24, 704
-    a, a_ref = _bf16(groups, max_m, k)
-    b, b_ref = _bf16(groups, n, k)
-    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
-
-    def masked() -> torch.Tensor:
-        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
-        _check_masked_rows(d, counts, a_ref, b_ref, 1e-5)
-        return d
-
-    for skip in ("0", "1"):
-        monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
-        _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
-    _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True, plain="bf16_gemm_kernel")
-    assert f"-> {config} " in capfd.readouterr().err  # the forced tile ran
 
 
 @pytest.mark.parametrize("shape", _bf16_masked_shapes())
