@@ -213,14 +213,14 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   const int stsm = stsm_setting(), compact = compact_epilogue_setting();
   args.stsm = (stsm < 0 ? !kBf16 && dense_kernel : stsm == 1) ? 1 : 0;
   args.compact_epilogue = (compact < 0 ? !kBf16 && dense_kernel : compact == 1) ? 1 : 0;
-  // Note [lean kernels]: the FP8 kernels compiled for bf16 D through the TMA unit with no C, for
-  // problems of that form (has_lean_twin says which tiles have one); on by default for dense and
-  // masked problems, where they were measured faster.
-  constexpr bool kLeanable = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
-  constexpr bool kBf16Leanable = kBf16 && kMajors == 0 && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
+  // Note [lean kernels]: the kernels compiled for bf16 D through the TMA unit with no C (FP8 with
+  // 128x128 SFB blocks; BF16 K-major, masked only), for problems of that form (has_lean_twin says
+  // which FP8 tiles have one); on by default for dense and masked problems, where they were
+  // measured faster.
+  constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
   const int lean = lean_setting();
   const bool lean_chosen = lean < 0 ? p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked : lean == 1;
-  const bool lean_out = (kLeanable || kBf16Leanable) && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
+  const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));
@@ -396,7 +396,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
             return launch_kernel(KernelConstant<&sm90_fp8_gemm_dense_kernel<kBlockM, kBlockN>>{});
           }
         }
-        if constexpr (kBf16Leanable) {
+        if constexpr (kBf16 && kLeanable) {
           // BF16 masked problems have no plain masked kernel: without the lean one, the general kernel.
           if (masked && lean_out && masked_schedule_chosen()) {
             return launch_kernel(KernelConstant<&sm90_bf16_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN>>{});

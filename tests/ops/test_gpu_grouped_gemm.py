@@ -328,6 +328,41 @@ def test_masked(groups: int, expected: int, n: int, k: int) -> None:
     _check_masked_rows(d, counts, a_ref, b_ref, 2e-5)
 
 
+IDLE_MASKED_COUNTS = [0, 1, 64, 65, 129, 192, 193, 320]  # max_m 320: full, partial and empty waves
+
+
+def _forced_masked(
+    monkeypatch: pytest.MonkeyPatch, config: str
+) -> tuple[str, bool, int, int, Callable[[], torch.Tensor]]:
+    """Forces config ("BMxBN", or "bf16:BMxBN" for BF16 operands; a pair's ends in "ma" or "mb")
+    and builds a masked problem for it: groups of IDLE_MASKED_COUNTS rows, N two tiles and 24
+    columns, K 640.  Returns the tile, whether BF16, N, K, and run(), which checks D against
+    float64 (the rows past each count left NaN) and returns it."""
+    bf16 = config.startswith("bf16:")
+    shape = config.removeprefix("bf16:")
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+    block_n = int(re.match(r"\d+x(\d+)", shape).group(1))
+    groups, max_m, n, k = len(IDLE_MASKED_COUNTS), 320, 2 * block_n + 24, 640
+    masked_m = torch.tensor(IDLE_MASKED_COUNTS, dtype=torch.int32, device="cuda")
+    if bf16:
+        a, a_ref = _bf16(groups, max_m, k)
+        b, b_ref = _bf16(groups, n, k)
+    else:
+        a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
+
+    def masked() -> torch.Tensor:
+        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if bf16:
+            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
+        else:
+            deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
+        _check_masked_rows(d, IDLE_MASKED_COUNTS, a_ref, b_ref, 1e-5 if bf16 else 2e-5)
+        return d
+
+    return shape, bf16, n, k, masked
+
+
 @pytest.mark.parametrize(
     "config", ["64x192", "128x192", "256x128", "bf16:64x192", "bf16:64x256", "bf16:128x128", "bf16:128x256"]
 )
@@ -339,28 +374,7 @@ def test_lean_masked_kernel_keeps_the_bits(
     or not, give the bits of the kernel that runs without it (FP8: the plain masked kernel; BF16:
     the general kernel) and leave the rows past each count unwritten; the profiler shows which
     kernel ran."""
-    bf16 = config.startswith("bf16:")
-    shape = config.removeprefix("bf16:")
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    counts = [0, 1, 64, 65, 129, 192, 193, 320]
-    groups, max_m, n, k = len(counts), 320, 2 * int(shape.split("x")[1]) + 24, 640
-    if bf16:
-        a, a_ref = _bf16(groups, max_m, k)
-        b, b_ref = _bf16(groups, n, k)
-    else:
-        a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
-    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
-
-    def masked() -> torch.Tensor:
-        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        if bf16:
-            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
-        else:
-            deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
-        _check_masked_rows(d, counts, a_ref, b_ref, 1e-5 if bf16 else 2e-5)
-        return d
-
+    shape, bf16, _, _, masked = _forced_masked(monkeypatch, config)
     for skip in ("0", "1"):
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
         _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
@@ -393,7 +407,6 @@ def test_masked_every_shape(
 # per warpgroup (64 and 128 rows, the three-SFB-block 176), two (256); BF16: single CTAs and
 # the masked multicast pairs.
 IDLE_WAVE_CONFIGS = ["64x128", "128x128", "128x176", "128x192", "256x128", "bf16:128x256", "bf16:128x128ma"]
-IDLE_MASKED_COUNTS = [0, 1, 64, 65, 129, 192, 193, 320]  # max_m 320: full, partial and empty waves
 
 
 def _idle_and_compact_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], torch.Tensor]) -> None:
@@ -417,28 +430,7 @@ def _idle_and_compact_modes(monkeypatch: pytest.MonkeyPatch, run: Callable[[], t
 def test_idle_waves_skipped_keep_the_bits(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    bf16 = config.startswith("bf16:")
-    shape = config.removeprefix("bf16:")
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", shape)
-    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    block_n = int(re.match(r"\d+x(\d+)", shape).group(1))
-    groups, max_m, n, k = len(IDLE_MASKED_COUNTS), 320, 2 * block_n + 24, 640
-    masked_m = torch.tensor(IDLE_MASKED_COUNTS, dtype=torch.int32, device="cuda")
-    if bf16:
-        a, a_ref = _bf16(groups, max_m, k)
-        b, b_ref = _bf16(groups, n, k)
-    else:
-        a, b, a_ref, b_ref = _masked_case(groups, max_m, n, k)
-
-    def masked() -> torch.Tensor:
-        d = torch.full((groups, max_m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        if bf16:
-            deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked_m, 128)
-        else:
-            deep_gemm.m_grouped_fp8_gemm_nt_masked(a, b, d, masked_m, 128)
-        _check_masked_rows(d, IDLE_MASKED_COUNTS, a_ref, b_ref, 1e-5 if bf16 else 2e-5)
-        return d
-
+    shape, bf16, n, k, masked = _forced_masked(monkeypatch, config)
     _idle_and_compact_modes(monkeypatch, masked)
     assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
     if shape.endswith(("ma", "mb")):
