@@ -207,6 +207,10 @@ const Compiled* override_shape(const GemmProblem& p) {
 //   821.9 / 913.8, 6x1024x4096x2048 186.2 / 202.2), and 128x256 sharing B (two M tiles, one B) won
 //   more where a group fits one pair and its B is large (32x192x6144x7168 1173.9), not where it is
 //   small (32x192x4096x2048 299.8).
+// - BF16 since its lean masked kernel and masked bands (Note [masked bands]), in one process on
+//   the H100 (fortieth session), 128x192 against 128x128ma: 32x192x4096x2048 264.3 against 328.0,
+//   6x1024x6144x7168 805.0 / 835.0, 6x1024x4096x2048 179.2 / 185.3; at 32x192x6144x7168 the pair
+//   sharing B stays ahead (1224.0 against 128x192's 1341.7 and 128x256's 1284.3).
 const Compiled* masked_pick(const GemmProblem& p) {
   if (p.layout != GemmLayout::kMasked) return nullptr;
   const int expected = expected_rows(p);
@@ -215,8 +219,8 @@ const Compiled* masked_pick(const GemmProblem& p) {
   if (p.ab_dtype == InDtype::kBf16) {
     const bool one_pair = expected <= 256 && static_cast<double>(p.n) * p.k > kMaskedShareBValues;
     bm = 128;
-    bn = one_pair ? 256 : 128;
-    cast = one_pair ? 2 : 1;
+    bn = one_pair ? 256 : 192;
+    cast = one_pair ? 2 : 0;
   } else if (expected <= 256) {
     bm = 256;
     bn = 128;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "cuda/gemm_kernel.cuh"
 #include "cuda/gemm_launch.cuh"
@@ -214,10 +215,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.stsm = (stsm < 0 ? !kBf16 && dense_kernel : stsm == 1) ? 1 : 0;
   args.compact_epilogue = (compact < 0 ? !kBf16 && dense_kernel : compact == 1) ? 1 : 0;
   // Note [lean kernels]: the kernels compiled for bf16 D through the TMA unit with no C (FP8 with
-  // 128x128 SFB blocks; BF16 K-major, masked only), for problems of that form (has_lean_twin says
-  // which FP8 tiles have one); on by default for dense and masked problems, where they were
-  // measured faster.
-  constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && kCast == 0 && T::kOutViaSmem;
+  // 128x128 SFB blocks; BF16 K-major, masked or in multicast pairs), for problems of that form
+  // (has_lean_twin says which FP8 tiles have one); on by default for dense and masked problems,
+  // where they were measured faster.
+  constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && T::kOutViaSmem;
   const int lean = lean_setting();
   const bool lean_chosen = lean < 0 ? p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked : lean == 1;
   const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
@@ -232,17 +233,22 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
     // Split K: one tile per cluster of kSplit CTAs, each taking a part of its K blocks.
     // Multicast pairs: one pair of tiles per cluster of two.
     constexpr int kClusterSize = kSplit > 1 ? kSplit : 2;
-    auto* split_kernel = [] {
+    // The kernel and the status of its shared-memory limit, set on its first launch.
+    const auto chosen = [](auto kernel) {
+      return std::make_pair(decltype(kernel)::value, smem_attribute_once<decltype(kernel)::value>(T::kSmemBytes));
+    };
+    const auto [split_kernel, split_attr] = [&] {
       if constexpr (kCast != 0) {
-        return &sm90_bf16_gemm_multicast_kernel<kBlockM, kBlockN, kCast>;
+        if constexpr (kLeanable) {
+          if (lean_out) return chosen(KernelConstant<&sm90_bf16_gemm_multicast_lean_kernel<kBlockM, kBlockN, kCast>>{});
+        }
+        return chosen(KernelConstant<&sm90_bf16_gemm_multicast_kernel<kBlockM, kBlockN, kCast>>{});
       } else if constexpr (kBf16) {
-        return &sm90_bf16_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
+        return chosen(KernelConstant<&sm90_bf16_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>>{});
       } else {
-        return &sm90_fp8_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>;
+        return chosen(KernelConstant<&sm90_fp8_gemm_split_k_kernel<kBlockM, kBlockN, kSplit>>{});
       }
     }();
-    static const cudaError_t split_attr =
-        cudaFuncSetAttribute(split_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes);
     if (split_attr != cudaSuccess) return split_attr;
     cudaLaunchAttribute cluster{};
     cluster.id = cudaLaunchAttributeClusterDimension;

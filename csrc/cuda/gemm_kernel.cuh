@@ -7,8 +7,8 @@
 // Note [FP8 GEMM kernel design]
 // - Persistent: a grid of at most num_sms CTAs walks the output tiles (BLOCK_M x BLOCK_N);
 //   dense and contiguous problems in bands of `swizzle` N-tiles, so concurrent CTAs share
-//   operand rows in L2; masked problems group by group; batched and K-grouped ones group
-//   after group, each group's tiles in bands.
+//   operand rows in L2; masked, batched and K-grouped problems group after group, each
+//   group's tiles in bands.
 // - Warp-specialised: the last warpgroup produces (its first warp), the others (one for
 //   BLOCK_M 64, two otherwise) consume, 64 rows each per wave: BLOCK_M 256 takes two waves of
 //   128 rows, which share one scratch accumulator in turn.  Registers move from the producer
@@ -437,15 +437,22 @@ __host__ __device__ __forceinline__ void band_tile(const KernelArgs& args, int r
 
 // Multicast pairs on a masked problem: group g's tiles, ceil(min(masked_m[g], m) / BLOCK_M) x
 // n_blocks, taken in pairs (kCastB: two M tiles of one N tile, sharing B; kCastA: two N tiles of
-// one M tile, sharing A), groups in order and, within a group, a pair row (M) at a time.  With
-// kCastNone the units are single tiles in the general kernel's masked order (the masked kernel).  A
-// group's odd tile count leaves the last pair's second tile empty: it loads rows past the group's
-// count (or past the matrix: zeros), feeds its partner's half, and writes no row.  The producer
-// and the consumers of both CTAs walk it alike, from the group sizes on the device; each call's
-// unit comes after the previous call's.
+// one M tile, sharing A), groups in order and, within a group, in bands of `swizzle` N units as
+// the dense order walks them (Note [masked bands]).  With kCastNone the units are single tiles
+// (the masked kernel, and the general kernel's producer on a masked problem).  A group's odd tile
+// count leaves the last pair's second tile empty: it loads rows past the group's count (or past
+// the matrix: zeros), feeds its partner's half, and writes no row.  The producer and the
+// consumers of both CTAs walk it alike, from the group sizes on the device; each call's unit
+// comes after the previous call's.
+//
+// Note [masked bands]: a group of many M tiles walked a row of tiles at a time has the concurrent
+// CTAs of a wave on a few M rows and every N tile, so each wave streams the group's whole B
+// from HBM again (a 6144 x 7168 BF16 B is 88 MB, past L2).  In bands of `swizzle` N units, all
+// of the group's M units of a band run side by side and share each B block in L2.  The order
+// changes no sum (each tile is computed alone, over K in order): the bits stay.
 template <int kBlockM, int kCast>
 struct MaskedPairs {
-  int g = -1, first = 0, count = 0, n_units = 0, valid = 0;  // the current group's
+  int g = -1, first = 0, count = 0, m_units = 0, n_units = 0, valid = 0;  // the current group's
 
   // Unit t's tile for the pair's CTA `rank`: its group, first row in the group, N tile and rows
   // (0 for an empty partner); false past the last group.
@@ -456,10 +463,11 @@ struct MaskedPairs {
       valid = max(0, min(args.layout[g], args.m));
       const int m_tiles = (valid + kBlockM - 1) / kBlockM;
       n_units = kCast == kCastA ? (args.n_blocks + 1) / 2 : args.n_blocks;
-      count = (kCast == kCastB ? (m_tiles + 1) / 2 : m_tiles) * n_units;
+      m_units = kCast == kCastB ? (m_tiles + 1) / 2 : m_tiles;
+      count = m_units * n_units;
     }
-    const int idx = t - first;
-    const int mu = idx / n_units, nu = idx - mu * n_units;
+    int mu = 0, nu = 0;
+    band_unit(args.swizzle, m_units, n_units, t - first, mu, nu);
     const int m_blk = kCast == kCastB ? 2 * mu + rank : mu;
     n_blk = kCast == kCastA ? 2 * nu + rank : nu;
     m0 = m_blk * kBlockM;
@@ -1005,22 +1013,14 @@ struct Producer {
         }
       }
     } else if (args.kind == kMasked) {
-      // Tiles of group g: ceil(masked_m[g] / BLOCK_M) x n_blocks, groups in order.
-      int g = 0, first = 0, count = 0;
-      if (args.groups > 0) count = (min(args.layout[0], args.m) + kBlockM - 1) / kBlockM * args.n_blocks;
+      // Tiles of group g: ceil(masked_m[g] / BLOCK_M) x n_blocks, groups in order, each in bands
+      // (MaskedPairs with single tiles, as the masked kernel walks them).
+      MaskedPairs<kBlockM, kCastNone> walk;
+      int m0 = 0, n_blk = 0, rows = 0;
 #pragma unroll 1
-      for (int t = cta;; t += num_ctas) {
-        while (g < args.groups && t >= first + count) {
-          first += count;
-          ++g;
-          count = g < args.groups ? (min(args.layout[g], args.m) + kBlockM - 1) / kBlockM * args.n_blocks : 0;
-        }
-        if (g >= args.groups) break;
-        const int idx = t - first;
-        const int m0 = idx / args.n_blocks * kBlockM;
-        const int n0 = idx % args.n_blocks * kBlockN;
-        const int rows = min(kBlockM, min(args.layout[g], args.m) - m0);
-        item(g * args.m + m0, g * args.m + m0, n0, g, 0, rows);
+      for (int t = cta; walk.find(args, t, 0, m0, n_blk, rows); t += num_ctas) {
+        const int row0 = walk.g * args.m + m0;
+        item(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
       }
     } else {
       const int m_blocks = contiguous_m_blocks<kBlockM>(args);  // args.m_blocks but for psum
@@ -1047,10 +1047,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   static_assert(kCast == kCastNone || kSchedule == kScheduleDense, "multicast pairs serve the dense kernel");
   static_assert(
       !kLeanOut || ((kSchedule == kScheduleDense || kSchedule == kScheduleContiguous || kSchedule == kScheduleMasked) &&
-                    (!kBf16 || (kSchedule == kScheduleMasked && kMajors == 0)) && !kSfbPerRow && kSplit == 1 &&
-                    kCast == kCastNone && T::kOutViaSmem),
-      "the lean output serves the FP8 dense, contiguous and masked kernels and the K-major BF16 masked one, through "
-      "the output buffer");
+                    (!kBf16 || ((kSchedule == kScheduleMasked || kCast != kCastNone) && kMajors == 0)) && !kSfbPerRow &&
+                    kSplit == 1 && T::kOutViaSmem),
+      "the lean output serves the FP8 dense, contiguous and masked kernels and the K-major BF16 masked and "
+      "multicast ones, through the output buffer");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
@@ -1847,7 +1847,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       return args.compact_epilogue && T::kOutViaSmem && args.tma_out && !args.d_f32 && args.c == nullptr &&
              !(flags & kZero);
     };
-    if constexpr (kLeanOut && kSchedule == kScheduleDense) {
+    if constexpr (kLeanOut && kSchedule == kScheduleDense && kCast == kCastNone) {
       // Note [lean kernels]: every slab with rows is owned (a dense item starts at its tile's
       // first row, and the map clips rows past D's end); a slab without rows has nothing to write.
 #pragma unroll
@@ -1855,9 +1855,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
         if (owns_slab(w)) store_slab_bf16(w);
       }
     } else if constexpr (kLeanOut) {
-      // The lean contiguous and masked kernels: a slab of the item's rows through the TMA unit, any
-      // other (a run, zero item or group that covers part of it) from registers; one call per wave,
-      // as below.
+      // The lean contiguous, masked and multicast kernels: a slab of the item's rows through the TMA
+      // unit, any other (a run, zero item or group that covers part of it) from registers, none
+      // for a pair's empty partner; one call per wave, as below.
       auto lean_slab = [&](const int w) {
         if (owns_slab(w) && !(flags & kZero)) {
           store_slab_bf16(w);
@@ -2042,9 +2042,11 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 // runs only with DG_GEMM_LEAN=1: it spills 64/56 bytes in the producer's row-id walk and measured
 // slower.  K-major BF16 masked problems outside multicast pairs have a lean kernel of the masked
 // schedule (sm90_bf16_gemm_m_grouped_masked_lean_kernel) and no plain one: without it they run
-// the general kernel.  SASS instructions, plain -> lean (nvcc 13.0): dense 256x128 13,072 -> 3,712, dense
-// 128x192 8,624 -> 1,728, contiguous 128x192 23,432 -> 10,456, masked 256x128 11,600 -> 4,208; the
-// K loops the same.  has_lean_twin lists the tiles.
+// the general kernel.  The BF16 multicast pairs have a lean twin each
+// (sm90_bf16_gemm_multicast_lean_kernel), for dense and masked problems alike.  SASS
+// instructions, plain -> lean (nvcc 13.0): dense 256x128 13,072 -> 3,712, dense 128x192 8,624 ->
+// 1,728, contiguous 128x192 23,432 -> 10,456, masked 256x128 11,600 -> 4,208; the K loops the
+// same.  has_lean_twin lists the FP8 tiles.
 constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
   return schedule == kScheduleDense || schedule == kScheduleMasked ? true
          : schedule == kScheduleContiguous                         ? block_m == 128 && block_n == 192
@@ -2154,6 +2156,16 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThread
     sm90_bf16_gemm_multicast_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                                     const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
   gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, 0, 1, kCast>(tm_a, tm_b, tm_d, nullptr, args);
+}
+
+// The multicast-pair BF16 kernel compiled for bf16 D with no C (Note [lean kernels]): dense
+// problems' pairs and masked ones' (MaskedPairs), a group's partial slabs written from registers.
+template <int kBlockM, int kBlockN, int kCast>
+__global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, true>::kThreads, 1)
+    sm90_bf16_gemm_multicast_lean_kernel(const __grid_constant__ CUtensorMap tm_a,
+                                         const __grid_constant__ CUtensorMap tm_b,
+                                         const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
+  gemm_body<kBlockM, kBlockN, false, true, kScheduleDense, 0, 1, kCast, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped masked BF16 (K-major), compiled for its one output form, bf16 D with no C (Note [lean

@@ -3,7 +3,8 @@ default).  The switch is read once per process, so the checks run in a fresh one
 with K-major operands forced in turn, split-K shapes included, on problems with ragged M and N
 edges (multicast pairs whose second tile lies past the matrix), a K tail, more tiles than CTAs, and one K block per CTA of a split; bf16 D against float64
 A B^T, float32 D accumulating C = D, bf16 D accumulating a bf16 C (D itself, or separate: bitwise
-the same), and repeated calls bitwise; then the NN and TN forms on every MN-major tile.  The kernel's config printout
+the same), repeated calls bitwise, and a pair's lean kernel bitwise against its plain one; then the
+NN and TN forms on every MN-major tile.  The kernel's config printout
 (DG_PRINT_CONFIGS=1) shows that each forced shape ran.  Skipped without a GPU."""
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ for shape in sys.argv[1].split(","):
             d.fill_(float("nan"))
             deep_gemm.bf16_gemm_nt(a, b, d)
             assert torch.equal(d.view(torch.int16), first.view(torch.int16)), (shape, m, n, k, "bitwise")
+        if shape.endswith(("ma", "mb")):
+            # A pair's lean twin (bf16 D, no C: on by default) against the plain multicast kernel.
+            os.environ["DG_GEMM_LEAN"] = "0"
+            d.fill_(float("nan"))
+            deep_gemm.bf16_gemm_nt(a, b, d)
+            del os.environ["DG_GEMM_LEAN"]
+            assert torch.equal(d.view(torch.int16), first.view(torch.int16)), (shape, m, n, k, "lean")
         c = torch.randn(m, n, device="cuda")
         acc = c.clone()
         deep_gemm.bf16_gemm_nt(a, b, acc, c=acc)
@@ -98,6 +106,7 @@ def test_every_native_bf16_shape_forced() -> None:
     assert any(s.cast for s in shapes)  # and the multicast pairs
     env = dict(os.environ, DG_BF16_GEMM_NATIVE="1", DG_PRINT_CONFIGS="1")
     env.pop("DG_SM90_GEMM_CONFIG", None)
+    env.pop("DG_GEMM_LEAN", None)
     run = subprocess.run(
         [sys.executable, "-c", _SCRIPT, ",".join(s.config for s in shapes)],
         env=env,

@@ -364,21 +364,35 @@ def _forced_masked(
 
 
 @pytest.mark.parametrize(
-    "config", ["64x192", "128x192", "256x128", "bf16:64x192", "bf16:64x256", "bf16:128x128", "bf16:128x256"]
+    "config",
+    [
+        "64x192",
+        "128x192",
+        "256x128",
+        "bf16:64x192",
+        "bf16:64x256",
+        "bf16:128x128",
+        "bf16:128x256",
+        "bf16:128x128ma",
+        "bf16:128x256mb",
+    ],
 )
 def test_lean_masked_kernel_keeps_the_bits(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
     """Note [lean kernels] in the masked kernels (on by default): groups of 0 to 320 rows, so tiles
-    whose rows fill a slab (the TMA unit), part of one (registers) or none, with idle waves skipped
-    or not, give the bits of the kernel that runs without it (FP8: the plain masked kernel; BF16:
-    the general kernel) and leave the rows past each count unwritten; the profiler shows which
-    kernel ran."""
+    whose rows fill a slab (the TMA unit), part of one (registers) or none, and pairs whose second
+    tile is empty, with idle waves skipped or not, give the bits of the kernel that runs without it
+    (FP8: the plain masked kernel; BF16: the general kernel, or the plain multicast kernel for a
+    pair) and leave the rows past each count unwritten; the profiler shows which kernel ran."""
     shape, bf16, _, _, masked = _forced_masked(monkeypatch, config)
     for skip in ("0", "1"):
         monkeypatch.setenv("DG_GEMM_SKIP_IDLE_WAVES", skip)
         _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", masked)
-    _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True, plain="bf16_gemm_kernel" if bf16 else None)
+    if shape.endswith(("ma", "mb")):
+        _lean_kernel_ran(monkeypatch, masked, "multicast", default_on=True, plain="bf16_gemm_multicast_kernel")
+    else:
+        _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True, plain="bf16_gemm_kernel" if bf16 else None)
     assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
 
 
