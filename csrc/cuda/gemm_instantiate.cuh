@@ -222,6 +222,8 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   const int lean = lean_setting();
   const bool lean_chosen = lean < 0 ? p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked : lean == 1;
   const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
+  // Note [whole waves]: the FP8 128x192 contiguous and lean masked kernels' twins in whole waves.
+  constexpr bool kWholeTwin = !kBf16 && !kSfbPerRow && kBlockM == 128 && kBlockN == 192 && kSplit == 1 && kCast == 0;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));
@@ -412,6 +414,12 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if (masked_kernel) {
             if constexpr (kLeanable && has_lean_twin(kScheduleMasked, kBlockM, kBlockN)) {
               if (lean_out) {
+                if constexpr (kWholeTwin) {
+                  if (whole_waves_chosen()) {
+                    return launch_kernel(
+                        KernelConstant<&sm90_fp8_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN, true>>{});
+                  }
+                }
                 return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN>>{});
               }
             }
@@ -428,6 +436,12 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                 if (lean_out) {
                   return launch_kernel(
                       KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_lean_kernel<kBlockM, kBlockN>>{});
+                }
+              }
+              if constexpr (kWholeTwin) {
+                if (whole_waves_chosen()) {
+                  return launch_kernel(
+                      KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, true>>{});
                 }
               }
               return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>>{});

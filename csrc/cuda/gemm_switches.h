@@ -121,6 +121,12 @@ inline int gemm_swizzle() {
 // to the general kernel.  On unless set to 0 (with idle waves skipped, 4-12% faster, above).
 inline bool masked_schedule_chosen() { return env_switch_or("DG_GEMM_MASKED_SCHEDULE", true); }
 
+// DG_GEMM_WHOLE_WAVES=1 (a measuring switch, read on every launch; off unless set): FP8 M-grouped
+// contiguous problems and lean masked ones forced or picked onto 128x192 run that tile's twin in
+// whole waves, one m64 x 192 MMA chain per warpgroup and K block instead of two of 96 columns
+// (Note [whole waves] in gemm_kernel.cuh).
+inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
+
 // DG_GEMM_K_GROUPED_SCHEDULE sends K-grouped FP8 problems to the kernel whose consumers walk the
 // table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel), which also lets the
 // heuristic take the 128x160 per-row tile.  On unless set to 0: 1.01-1.03x alone, 1.15x with

@@ -14,6 +14,7 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -394,6 +395,34 @@ def test_lean_masked_kernel_keeps_the_bits(
     else:
         _lean_kernel_ran(monkeypatch, masked, "masked", default_on=True, plain="bf16_gemm_kernel" if bf16 else None)
     assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
+
+
+@pytest.mark.parametrize("layout", ["masked", "psum"])
+def test_whole_waves_keep_the_bits(layout: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
+    """Note [whole waves] by choice (DG_GEMM_WHOLE_WAVES=1): the FP8 128x192 lean masked kernel and
+    contiguous kernel with one m64 x 192 MMA chain per K block give the bits of their two-chain
+    twins, on groups of 0 to 320 masked rows or a poisoned psum layout (tiles of two groups, zero
+    items), each checked against float64; the profiler shows the twin ran only when chosen."""
+    if layout == "masked":
+        _, _, _, _, run = _forced_masked(monkeypatch, "128x192")
+        family = "masked_lean_kernel"
+    else:
+        monkeypatch.setenv("DG_SM90_GEMM_CONFIG", "128x192")
+        monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
+        run = functools.partial(_psum_poisoned([300, 0, 129, 1, 512], 400, 896), True)
+        family = "contiguous_kernel"
+    _same_bits_off_and_on(monkeypatch, "DG_GEMM_WHOLE_WAVES", run)
+
+    def whole_ran() -> bool:
+        names = [n for n in cuda_kernel_names(run) if family in n]
+        assert names  # the family's 128x192 kernel ran, one form or the other
+        return any("192, true>" in n for n in names)
+
+    monkeypatch.setenv("DG_GEMM_WHOLE_WAVES", "1")
+    assert whole_ran()
+    monkeypatch.delenv("DG_GEMM_WHOLE_WAVES")
+    assert not whole_ran()  # off unless set
+    assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
 
 
 @pytest.mark.parametrize("schedule", ["general", "masked"])
