@@ -240,7 +240,7 @@ const Compiled* choose(const GemmProblem& p) {
   // 14.3 and 14.1 against 64x32 split 2's 15.0 and 14.9; the model, fitted before, still
   // preferred the splits.
   bool unsplit_fills = false;
-  if (p.ab_dtype != InDtype::kBf16 && scale_warp_setting() != 0) {
+  if (p.ab_dtype != InDtype::kBf16 && setting_or(scale_warp_setting(), true)) {
     for (const auto& c : kCompiled) {
       if (c.split == 1 && c.cast == 0 && usable(p, c) && tiles_of(p, c.block_m, c.block_n) >= p.num_sms) {
         unsplit_fills = true;

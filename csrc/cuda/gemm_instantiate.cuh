@@ -194,36 +194,32 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // and the contiguous families measured level to slower).
   const bool masked_kernel = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && masked && masked_schedule_chosen() &&
                              !general_schedule_forced();
-  const int idle = idle_waves_setting();
-  args.skip_idle = (idle < 0 ? masked_kernel : idle == 1) ? 1 : 0;
+  args.skip_idle = setting_or(idle_waves_setting(), masked_kernel) ? 1 : 0;
   // Whether this launch runs a plain dense kernel (the launch below follows it).  Slab waits (Note
   // [slab waits]) are on by default in the FP8 one alone, where they were measured.
   const bool dense_kernel =
       kSplit == 1 && kCast == 0 && !kSfbPerRow && p.layout == GemmLayout::kDense && !general_schedule_forced();
-  const int slab = slab_wait_setting();
-  args.slab_wait = (slab < 0 ? !kBf16 && dense_kernel : slab == 1) ? 1 : 0;
+  args.slab_wait = setting_or(slab_wait_setting(), !kBf16 && dense_kernel) ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K,
   // M-grouped contiguous and masked; Note [a warp for the scales]); on by default for dense
   // problems only.
-  const int scale_warp = scale_warp_setting();
-  args.scale_warp = !kBf16 && kCast == 0 && (scale_warp < 0 ? p.layout == GemmLayout::kDense : scale_warp == 1) ? 1 : 0;
+  args.scale_warp = !kBf16 && kCast == 0 && setting_or(scale_warp_setting(), p.layout == GemmLayout::kDense) ? 1 : 0;
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
   // Note [stmatrix epilogue] and Note [compact epilogue]: on by default in the plain FP8 dense
   // kernel, where they were measured.
-  const int stsm = stsm_setting(), compact = compact_epilogue_setting();
-  args.stsm = (stsm < 0 ? !kBf16 && dense_kernel : stsm == 1) ? 1 : 0;
-  args.compact_epilogue = (compact < 0 ? !kBf16 && dense_kernel : compact == 1) ? 1 : 0;
+  args.stsm = setting_or(stsm_setting(), !kBf16 && dense_kernel) ? 1 : 0;
+  args.compact_epilogue = setting_or(compact_epilogue_setting(), !kBf16 && dense_kernel) ? 1 : 0;
   // Note [lean kernels]: the kernels compiled for bf16 D through the TMA unit with no C (FP8 with
   // 128x128 SFB blocks; BF16 K-major, masked or in multicast pairs), for problems of that form
   // (has_lean_twin says which FP8 tiles have one); on by default for dense and masked problems,
   // where they were measured faster.
   constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && T::kOutViaSmem;
-  const int lean = lean_setting();
-  const bool lean_chosen = lean < 0 ? p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked : lean == 1;
+  const bool lean_chosen =
+      setting_or(lean_setting(), p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked);
   const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
   // Note [whole waves]: the FP8 128x192 contiguous and lean masked kernels' twins in whole waves.
-  constexpr bool kWholeTwin = !kBf16 && !kSfbPerRow && kBlockM == 128 && kBlockN == 192 && kSplit == 1 && kCast == 0;
+  constexpr bool kWholeTwin = has_whole_twin(kBf16, kSfbPerRow, kBlockM, kBlockN);
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -932,7 +932,8 @@ struct Producer {
 
   // A masked problem's units (MaskedPairs: multicast pairs, or single tiles), as the consumers of
   // the dense-schedule and masked kernels walk them: cluster `cta` of num_ctas, this CTA `rank`.
-  // Those consumers read no description and no end of work, so a split stage (kPart) posts neither.
+  // Those consumers read no description and no end of work, so a split stage (kPart) posts neither;
+  // whole stages post both, for the general kernel's consumers (run).
   template <int kPart = kPartAll>
   __device__ void run_masked(int cta, int num_ctas, int rank) {
     MaskedPairs<kBlockM, kCast> walk;
@@ -1013,15 +1014,8 @@ struct Producer {
         }
       }
     } else if (args.kind == kMasked) {
-      // Tiles of group g: ceil(masked_m[g] / BLOCK_M) x n_blocks, groups in order, each in bands
-      // (MaskedPairs with single tiles, as the masked kernel walks them).
-      MaskedPairs<kBlockM, kCastNone> walk;
-      int m0 = 0, n_blk = 0, rows = 0;
-#pragma unroll 1
-      for (int t = cta; walk.find(args, t, 0, m0, n_blk, rows); t += num_ctas) {
-        const int row0 = walk.g * args.m + m0;
-        item(row0, row0, n_blk * kBlockN, walk.g, 0, rows);
-      }
+      run_masked(cta, num_ctas, 0);  // the masked kernel's walk, described stages, the end of work
+      return;
     } else {
       const int m_blocks = contiguous_m_blocks<kBlockM>(args);  // args.m_blocks but for psum
       const int units = m_blocks * args.n_blocks;
@@ -1035,6 +1029,12 @@ struct Producer {
     finish();
   }
 };
+
+// The tile whose contiguous and lean masked kernels have a twin in whole waves, one m64 x BLOCK_N
+// MMA chain per warpgroup and K block (Note [whole waves]; DG_GEMM_WHOLE_WAVES).
+constexpr bool has_whole_twin(bool bf16, bool sfb_per_row, int block_m, int block_n) {
+  return !bf16 && !sfb_per_row && block_m == 128 && block_n == 192;
+}
 
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
 // kLeanOut: the output is bf16 D through the TMA unit with no C, always (Note [lean kernels]).
@@ -1052,9 +1052,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                     kSplit == 1 && T::kOutViaSmem),
       "the lean output serves the FP8 dense, contiguous and masked kernels and the K-major BF16 masked and "
       "multicast ones, through the output buffer");
-  static_assert(
-      !kWhole || (!kBf16 && !kSfbPerRow && kBlockM == 128 && kBlockN == 192 && kSplit == 1 && kCast == kCastNone),
-      "whole waves by choice: the FP8 128x192 tile");
+  static_assert(!kWhole || (has_whole_twin(kBf16, kSfbPerRow, kBlockM, kBlockN) && kSplit == 1 && kCast == kCastNone),
+                "whole waves by choice: the FP8 128x192 tile");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
@@ -1448,10 +1447,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
-      // Whole-wave 256x128 tiles unroll by eight (Note [whole waves]).  The others keep what the compiler
-      // chose for them without a pragma: two for the 16-column tiles, none for the rest (the SASS
-      // is the same as without it, but for the 64x16 loops' exit test, != for <=).
-#pragma unroll(kWholeWaves&& kWaves == 2 ? 8 : kBlockN <= 16 ? 2 : 1)
+      // Whole-wave 256x128 tiles unroll by eight (Note [whole waves]).  The others keep what the
+      // compiler chose for them without a pragma: two for the 16-column tiles, none for the rest
+      // (the SASS is the same as without it, but for the 64x16 loops' exit test, != for <=).
+      constexpr int kUnrollK = kWholeWaves && kWaves == 2 ? 8 : kBlockN <= 16 ? 2 : 1;
+#pragma unroll(kUnrollK)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {
           DG_TRACE(tracer.wait_begin();)

@@ -18,11 +18,11 @@ inline int env_setting(const char* name) {
   return env[0] == '1' ? 1 : env[0] == '0' ? 0 : -1;
 }
 
+// A switch's setting (env_setting) applied: 1 on, 0 off, unset the default.
+inline bool setting_or(int setting, bool default_on) { return setting < 0 ? default_on : setting == 1; }
+
 // Whether switch `name` is on: set to 1, or unset and on by default.
-inline bool env_switch_or(const char* name, bool default_on) {
-  const int setting = env_setting(name);
-  return setting < 0 ? default_on : setting == 1;
-}
+inline bool env_switch_or(const char* name, bool default_on) { return setting_or(env_setting(name), default_on); }
 
 inline bool env_switch_on(const char* name) { return env_switch_or(name, false); }
 
