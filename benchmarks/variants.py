@@ -43,7 +43,6 @@ PER_CALL_SWITCHES = (
     "DG_GEMM_SWIZZLE",
     "DG_GEMM_SCALE_WARP",
     "DG_GEMM_L2_HINTS",
-    "DG_GEMM_WHOLE_WAVES",
 )
 
 _NAME = re.compile(r"^[A-Za-z0-9_.+-]+$")

@@ -203,8 +203,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K,
   // M-grouped contiguous and masked; Note [a warp for the scales]); on by default for dense
-  // problems only.
-  args.scale_warp = !kBf16 && kCast == 0 && setting_or(scale_warp_setting(), p.layout == GemmLayout::kDense) ? 1 : 0;
+  // problems, and for M-grouped contiguous ones of at most 16 K blocks (gemm_switches.h).
+  const bool contiguous = p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum;
+  const bool scale_warp_default = p.layout == GemmLayout::kDense || (contiguous && args.num_k_blocks <= 16);
+  args.scale_warp = !kBf16 && kCast == 0 && setting_or(scale_warp_setting(), scale_warp_default) ? 1 : 0;
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
   // Note [stmatrix epilogue] and Note [compact epilogue]: on by default in the plain FP8 dense
   // kernel, where they were measured.
@@ -218,8 +220,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   const bool lean_chosen =
       setting_or(lean_setting(), p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked);
   const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
-  // Note [whole waves]: the FP8 128x192 contiguous and lean masked kernels' twins in whole waves.
-  constexpr bool kWholeTwin = has_whole_twin(kBf16, kSfbPerRow, kBlockM, kBlockN);
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));
@@ -410,12 +410,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           if (masked_kernel) {
             if constexpr (kLeanable && has_lean_twin(kScheduleMasked, kBlockM, kBlockN)) {
               if (lean_out) {
-                if constexpr (kWholeTwin) {
-                  if (whole_waves_chosen()) {
-                    return launch_kernel(
-                        KernelConstant<&sm90_fp8_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN, true>>{});
-                  }
-                }
                 return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_masked_lean_kernel<kBlockM, kBlockN>>{});
               }
             }
@@ -432,12 +426,6 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
                 if (lean_out) {
                   return launch_kernel(
                       KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_lean_kernel<kBlockM, kBlockN>>{});
-                }
-              }
-              if constexpr (kWholeTwin) {
-                if (whole_waves_chosen()) {
-                  return launch_kernel(
-                      KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, true>>{});
                 }
               }
               return launch_kernel(KernelConstant<&sm90_fp8_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN>>{});

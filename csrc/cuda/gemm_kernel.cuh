@@ -1030,17 +1030,10 @@ struct Producer {
   }
 };
 
-// The tile whose contiguous and lean masked kernels have a twin in whole waves, one m64 x BLOCK_N
-// MMA chain per warpgroup and K block (Note [whole waves]; DG_GEMM_WHOLE_WAVES).
-constexpr bool has_whole_twin(bool bf16, bool sfb_per_row, int block_m, int block_n) {
-  return !bf16 && !sfb_per_row && block_m == 128 && block_n == 192;
-}
-
 // kSchedule: the consumers' schedule (kScheduleGeneral, kScheduleDense, kScheduleContiguous; below).
 // kLeanOut: the output is bf16 D through the TMA unit with no C, always (Note [lean kernels]).
-// kWhole: the FP8 128x192 tile in whole waves (Note [whole waves]; DG_GEMM_WHOLE_WAVES).
 template <int kBlockM, int kBlockN, bool kSfbPerRow, bool kBf16, int kSchedule = kScheduleGeneral, int kMajors = 0,
-          int kSplit = 1, int kCast = kCastNone, bool kLeanOut = false, bool kWhole = false>
+          int kSplit = 1, int kCast = kCastNone, bool kLeanOut = false>
 __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtensorMap& tm_b, const CUtensorMap& tm_d,
                                           const KGroupTable* table, const KernelArgs& args) {
   using T = Traits<kBlockM, kBlockN, kSfbPerRow, kBf16, kSplit>;
@@ -1052,8 +1045,6 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
                     kSplit == 1 && T::kOutViaSmem),
       "the lean output serves the FP8 dense, contiguous and masked kernels and the K-major BF16 masked and "
       "multicast ones, through the output buffer");
-  static_assert(!kWhole || (has_whole_twin(kBf16, kSfbPerRow, kBlockM, kBlockN) && kSplit == 1 && kCast == kCastNone),
-                "whole waves by choice: the FP8 128x192 tile");
   // The CTAs of a cluster (split K, or a multicast pair) reach each other's shared memory.
   constexpr bool kCluster = kSplit > 1 || kCast != kCastNone;
   constexpr int kClusterSize = kSplit > 1 ? kSplit : kCast != kCastNone ? 2 : 1;
@@ -1226,13 +1217,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // 128x192 (one scratch buffer of 192 columns) lost 2-5%, unrolled or not, and that tile's chunks
   // unrolled by 2 or 4 lost up to 7% (4096x32768x512 145.0 against 154.1 and 155.1): it keeps its
   // chunks, not unrolled.  tools/wgmma_probe.cu keeps both structures for study.
-  // At long K the chunks' cost may be shared memory: each wgmma reads its A slab, so two 64x96
-  // chains read A twice per K block (80 KB of operand reads for the two warpgroups against 64 KB
-  // for one 64x192 chain, beside 40 KB of TMA writes).  The contiguous kernel and the lean masked
-  // kernel therefore have a 128x192 twin in whole waves, not unrolled (kWhole), run under
-  // DG_GEMM_WHOLE_WAVES=1 so that the two are timed in one process; not measured yet.  ptxas: the
-  // masked twin keeps no spill; the contiguous one spills 76/84 bytes, none inside its K loop (SASS).
-  constexpr bool kWholeWaves = (kFp8Dense && kBlockN == 128 && kWaves == 2) || kWhole;
+  // At long K too: a 128x192 twin of the contiguous and lean masked kernels in whole waves (one
+  // m64 x 192 chain per K block, A read once) ran slower than the chunks on 18 of the 23
+  // contiguous, psum and masked benchmark problems timed and level on 5 (H100, one process,
+  // forty-first session: chunks/twin 0.90-1.01, geomean 0.968), so the chunks' second read of A
+  // is not the contiguous gap.
+  constexpr bool kWholeWaves = kFp8Dense && kBlockN == 128 && kWaves == 2;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
@@ -2073,14 +2063,12 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 // The masked FP8 kernel compiled for bf16 D with no C (Note [lean kernels]; the API never
 // passes C here): the float32 and C paths left out, a group's partial slabs written from
 // registers.
-// kWhole: the 128x192 twin in whole waves (DG_GEMM_WHOLE_WAVES).
-template <int kBlockM, int kBlockN, bool kWhole = false>
+template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_masked_lean_kernel(const __grid_constant__ CUtensorMap tm_a,
                                                const __grid_constant__ CUtensorMap tm_b,
                                                const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked, 0, 1, kCastNone, true, kWhole>(tm_a, tm_b, tm_d, nullptr,
-                                                                                            args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleMasked, 0, 1, kCastNone, true>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // M-grouped masked FP8 with 128x128 SFB blocks: the consumers walk the groups' tiles themselves.
@@ -2105,14 +2093,12 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 }
 
 // M-grouped contiguous FP8 (row ids or psum) with 128x128 SFB blocks: the uniform first pass.
-// kWhole: the 128x192 twin in whole waves (DG_GEMM_WHOLE_WAVES).
-template <int kBlockM, int kBlockN, bool kWhole = false>
+template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_contiguous_kernel(const __grid_constant__ CUtensorMap tm_a,
                                               const __grid_constant__ CUtensorMap tm_b,
                                               const __grid_constant__ CUtensorMap tm_d, const KernelArgs args) {
-  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous, 0, 1, kCastNone, false, kWhole>(tm_a, tm_b, tm_d,
-                                                                                                 nullptr, args);
+  gemm_body<kBlockM, kBlockN, false, false, kScheduleContiguous>(tm_a, tm_b, tm_d, nullptr, args);
 }
 
 // Dense FP8 with 128x128 SFB blocks, split K: clusters of kSplit CTAs, one tile per cluster.

@@ -87,14 +87,18 @@ inline int stagger_cycles() {
 }
 
 // DG_GEMM_SCALE_WARP: a second producer warp copies each stage's scales (Note [a warp for the
-// scales]).  Unset: on for dense problems (the dense and split-K kernels), off for the M-grouped
-// contiguous and masked FP8 kernels; 1 or 0: everywhere it is compiled.  Dense, on the H100 in
-// one process (thirtieth session): 2.0-3.6% faster on four of the six m = 4096 shapes, level on
-// the other fourteen.  Contiguous and masked (thirty-eighth session, H100, one process, off as a
-// variant, with/without time): mixed, so off there.  Row ids: 1.012-1.065 on six of eight shapes
-// (slower with it; 4x33024x6144x7168 and 8x33024x6144x7168 the most), 0.987-0.990 on the two
-// K = 2048 ones.  Psum: 0.962-0.986 on six, 1.015 and 1.018 on the two 6144x7168 ones.  Masked:
-// level on five, 0.972 on one, 1.016 and 1.085 on two.
+// scales]).  Unset: on for dense problems (the dense and split-K kernels) and for M-grouped
+// contiguous problems (row ids or psum) of at most 16 K blocks, off for longer contiguous ones and
+// for the masked FP8 kernels; 1 or 0: everywhere it is compiled.  Dense, on the H100 in one
+// process (thirtieth session): 2.0-3.6% faster on four of the six m = 4096 shapes, level on the
+// other fourteen.  Contiguous and masked (thirty-eighth session, H100, one process, off as a
+// variant, with/without time): mixed.  Row ids: 1.012-1.065 on six of eight shapes (slower with
+// it; 4x33024x6144x7168 and 8x33024x6144x7168 the most), 0.987-0.990 on the two K = 2048 ones.
+// Psum: 0.962-0.986 on six, 1.015 and 1.018 on the two 6144x7168 ones.  Masked: level on five,
+// 0.972 on one, 1.016 and 1.085 on two.  Forty-first session (H100, two calls, one process each):
+// the K = 2048 shapes faster with it in both (on as a variant: row ids 1.016 and 1.015, psum 1.009
+// and 1.011; then on by default, off as a variant: row ids 0.986 and 0.991, psum 0.977 and 0.958),
+// the longer ones level to 5% slower, so on for K <= 2048 alone.
 inline int scale_warp_setting() { return env_setting("DG_GEMM_SCALE_WARP"); }
 
 // DG_GEMM_L2_HINTS=N: the TMA copies' L2 policies, KernelArgs::l2_hints's bits (A's loads in
@@ -120,12 +124,6 @@ inline int gemm_swizzle() {
 // consumers walk the masked tiles themselves (sm90_fp8_gemm_m_grouped_masked_kernel) rather than
 // to the general kernel.  On unless set to 0 (with idle waves skipped, 4-12% faster, above).
 inline bool masked_schedule_chosen() { return env_switch_or("DG_GEMM_MASKED_SCHEDULE", true); }
-
-// DG_GEMM_WHOLE_WAVES=1 (a measuring switch, read on every launch; off unless set): FP8 M-grouped
-// contiguous problems and lean masked ones forced or picked onto 128x192 run that tile's twin in
-// whole waves, one m64 x 192 MMA chain per warpgroup and K block instead of two of 96 columns
-// (Note [whole waves] in gemm_kernel.cuh).
-inline bool whole_waves_chosen() { return env_switch_on("DG_GEMM_WHOLE_WAVES"); }
 
 // DG_GEMM_K_GROUPED_SCHEDULE sends K-grouped FP8 problems to the kernel whose consumers walk the
 // table's tiles themselves (sm90_fp8_k_grouped_gemm_uniform_kernel), which also lets the

@@ -14,7 +14,6 @@ with the group sizes changed in place between replays.  Skipped without a GPU.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import subprocess
@@ -411,24 +410,17 @@ def test_lean_masked_kernel_keeps_the_bits(
     assert f"-> {shape} " in capfd.readouterr().err  # the forced tile ran
 
 
-@pytest.mark.parametrize("layout", ["masked", "psum"])
-def test_whole_waves_keep_the_bits(layout: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
-    """Note [whole waves] by choice (DG_GEMM_WHOLE_WAVES=1): the FP8 128x192 lean masked kernel and
-    contiguous kernel with one m64 x 192 MMA chain per K block give the bits of their two-chain
-    twins, on groups of 0 to 320 masked rows or a poisoned psum layout (tiles of two groups, zero
-    items), each checked against float64; the profiler shows the twin ran only when chosen."""
-    if layout == "masked":
-        _, _, _, _, run = _forced_masked(monkeypatch, "128x192")
-        family = "masked_lean_kernel"
+@pytest.mark.parametrize("groups", [40, 1100])
+@pytest.mark.parametrize("zero_padding", [True, False])
+def test_psum_with_many_groups(groups: int, zero_padding: bool) -> None:
+    """A psum layout of many groups, as a tile's group search sees it: 40 groups of 0 to 296 rows,
+    and 1100 groups of which only every 37th has rows (the rest empty, the last fifty too); each
+    group's rows against float64 and free of NaN, the poisoned gaps zeroed or kept."""
+    if groups == 40:
+        sizes, n, k = [(g * 37) % 301 for g in range(groups)], 256, 512
     else:
-        monkeypatch.setenv("DG_SM90_GEMM_CONFIG", "128x192")
-        monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-        run = functools.partial(_psum_poisoned([300, 0, 129, 1, 512], 400, 896), True)
-        family = "contiguous_kernel"
-    _same_bits_off_and_on(monkeypatch, "DG_GEMM_WHOLE_WAVES", run)
-    twin, plain = f"{family}<128, 192, true>", f"{family}<128, 192, false>"
-    _switch_picks_twin(monkeypatch, run, "DG_GEMM_WHOLE_WAVES", twin, plain, default_on=False)
-    assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
+        sizes, n, k = [0 if g % 37 or g > 1050 else 1 + (g * 53) % 250 for g in range(groups)], 128, 256
+    _psum_poisoned(sizes, n, k)(zero_padding)
 
 
 @pytest.mark.parametrize("schedule", ["general", "masked"])
