@@ -6,6 +6,7 @@
 # DG_PROFILE_KSWEEP is set (the tiles' fixed cost per tile against their cost per K block).
 # Usage (GPU machine, repo root; KIND as benchmarks/profile_gemm.py takes it, TILE its --config):
 #   bash benchmarks/h200_profile.sh dense:128x4096x7168 dense:4096x2112x7168:128x192 contiguous:8x33024x6144x7168
+#   bash benchmarks/h200_profile.sh contiguous:4x33024x6144x7168 psum:4x33024x6144x7168   # the same group sizes
 #   bash benchmarks/h200_profile.sh mqa:2048x65536x32x128 hc:8192x24x7168x0:m64c2w:p0
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"

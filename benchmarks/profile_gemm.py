@@ -5,6 +5,7 @@ time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call afte
     python benchmarks/profile_gemm.py dense 4096x2112x7168 --module other_pkg  # a second DeepGEMM-compatible package
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168 --module other_pkg
+    python benchmarks/profile_gemm.py psum 4x33024x6144x7168          # the same sizes as psum ends
     python benchmarks/profile_gemm.py bf16 4096x4096x7168
     python benchmarks/profile_gemm.py bf16masked 6x1024x4096x2048  # groups x expected m x n x k
     python benchmarks/profile_gemm.py mqa 2048x65536x32x128 [--config n256s128]  # S x Skv x H x D
@@ -33,18 +34,18 @@ CONFIG_ENV = {"mqa": "DG_MQA_LOGITS_CONFIG", "hc": "DG_HC_PRENORM_CONFIG"}
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=["dense", "contiguous", "bf16", "bf16masked", "mqa", "hc"])
+    parser.add_argument("kind", choices=["dense", "contiguous", "psum", "bf16", "bf16masked", "mqa", "hc"])
     parser.add_argument(
-        "shape", help="MxNxK (dense, bf16), GxROWSxNxK (contiguous), SxSKVxHxD (mqa), MxNxKxSPLITS (hc)"
+        "shape", help="MxNxK (dense, bf16), GxROWSxNxK (contiguous, psum), SxSKVxHxD (mqa), MxNxKxSPLITS (hc)"
     )
     parser.add_argument("--config", default=None, help="a tuning to force (the kind's DG_*_CONFIG variable)")
     parser.add_argument("--calls", type=int, default=4)
     parser.add_argument(
-        "--module", default=None, help="dense and contiguous only: call this DeepGEMM-compatible package instead"
+        "--module", default=None, help="dense, contiguous and psum only: call this DeepGEMM-compatible package instead"
     )
     args = parser.parse_args()
-    if args.module and args.kind not in ("dense", "contiguous"):
-        parser.error("--module takes the dense and contiguous kinds only")
+    if args.module and args.kind not in ("dense", "contiguous", "psum"):
+        parser.error("--module takes the dense, contiguous and psum kinds only")
     mod = importlib.import_module(args.module) if args.module else deep_gemm
     if args.config:
         os.environ[CONFIG_ENV.get(args.kind, "DG_SM90_GEMM_CONFIG")] = args.config
@@ -71,7 +72,8 @@ def main() -> None:
     elif args.kind == "hc":
         run = HcOperands(*dims)
     else:
-        operands = ContiguousOperands(*dims, use_psum=False)
+        random.seed(0)  # the same group sizes for both layouts
+        operands = ContiguousOperands(*dims, use_psum=args.kind == "psum")
 
         def run() -> None:
             operands(mod)
