@@ -2048,9 +2048,8 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 // 1,728, contiguous 128x192 23,432 -> 10,456, masked 256x128 11,600 -> 4,208; the K loops the
 // same.  has_lean_twin lists the FP8 tiles.
 constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
-  return schedule == kScheduleDense || schedule == kScheduleMasked ? true
-         : schedule == kScheduleContiguous                         ? block_m == 128 && block_n == 192
-                                                                   : false;
+  return schedule == kScheduleDense || schedule == kScheduleMasked ||
+         (schedule == kScheduleContiguous && block_m == 128 && block_n == 192);
 }
 
 template <int kBlockM, int kBlockN>

@@ -100,6 +100,7 @@ inline int stagger_cycles() {
 // and 1.011; then on by default, off as a variant: row ids 0.986 and 0.991, psum 0.977 and 0.958),
 // the longer ones level to 5% slower, so on for K <= 2048 alone.
 inline int scale_warp_setting() { return env_setting("DG_GEMM_SCALE_WARP"); }
+constexpr int kScaleWarpContiguousKBlocks = 16;  // contiguous problems up to this many K blocks
 
 // DG_GEMM_L2_HINTS=N: the TMA copies' L2 policies, KernelArgs::l2_hints's bits (A's loads in
 // bits 0-1, B's in 2-3, D's bf16 and float32 stores in 4-5: 1 evict_first, 2 evict_last); a

@@ -273,33 +273,6 @@ def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, 
     assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
 
 
-def _switch_picks_twin(
-    monkeypatch: pytest.MonkeyPatch,
-    run: Callable[[], torch.Tensor],
-    switch: str,
-    twin: str,
-    plain: str,
-    default_on: bool,
-    marker: str | None = None,
-) -> None:
-    """The profiler's kernel names for run(): a `twin` kernel with the switch at 1; at 0 a `plain`
-    one and no name containing `marker` (by default `twin`); unset, the one its default names."""
-    marker = marker or twin
-
-    def twin_ran() -> bool:
-        names = cuda_kernel_names(run)
-        ran = any(twin in name for name in names)
-        assert ran or (any(plain in name for name in names) and not any(marker in n for n in names))
-        return ran
-
-    monkeypatch.setenv(switch, "1")
-    assert twin_ran()
-    monkeypatch.setenv(switch, "0")
-    assert not twin_ran()
-    monkeypatch.delenv(switch)
-    assert twin_ran() == default_on
-
-
 def _lean_kernel_ran(
     monkeypatch: pytest.MonkeyPatch,
     run: Callable[[], torch.Tensor],
@@ -307,10 +280,23 @@ def _lean_kernel_ran(
     default_on: bool,
     plain: str | None = None,
 ) -> None:
-    """DG_GEMM_LEAN picks the family's lean kernel, or its plain kernel (`plain`, by default the
-    family's) and no lean one at all (_switch_picks_twin)."""
+    """The profiler's kernel names for run(): the family's lean kernel with DG_GEMM_LEAN=1; at 0 a
+    plain one (`plain`, by default the family's) and no lean kernel at all; unset, the one its
+    default names."""
     twin, plain = f"{family}_lean_kernel", plain or f"{family}_kernel"
-    _switch_picks_twin(monkeypatch, run, "DG_GEMM_LEAN", twin, plain, default_on, marker="lean")
+
+    def lean_ran() -> bool:
+        names = cuda_kernel_names(run)
+        ran = any(twin in name for name in names)
+        assert ran or (any(plain in name for name in names) and not any("lean" in n for n in names))
+        return ran
+
+    monkeypatch.setenv("DG_GEMM_LEAN", "1")
+    assert lean_ran()
+    monkeypatch.setenv("DG_GEMM_LEAN", "0")
+    assert not lean_ran()
+    monkeypatch.delenv("DG_GEMM_LEAN")
+    assert lean_ran() == default_on
 
 
 def _masked_case(groups: int, max_m: int, n: int, k: int):
