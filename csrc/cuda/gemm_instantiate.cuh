@@ -203,10 +203,10 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K,
   // M-grouped contiguous and masked; Note [a warp for the scales]); on by default for dense
-  // problems, and for short-K M-grouped contiguous ones (gemm_switches.h).
-  const bool contiguous = p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum;
-  const bool scale_warp_default =
-      p.layout == GemmLayout::kDense || (contiguous && args.num_k_blocks <= kScaleWarpContiguousKBlocks);
+  // problems, and for short-K M-grouped contiguous ones (row ids and psum ends apart: gemm_switches.h).
+  const bool scale_warp_default = p.layout == GemmLayout::kDense ||
+                                  (p.layout == GemmLayout::kRowIds && args.num_k_blocks <= kScaleWarpRowIdsKBlocks) ||
+                                  (p.layout == GemmLayout::kPsum && args.num_k_blocks <= kScaleWarpPsumKBlocks);
   args.scale_warp = !kBf16 && kCast == 0 && setting_or(scale_warp_setting(), scale_warp_default) ? 1 : 0;
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
   // Note [stmatrix epilogue] and Note [compact epilogue]: on by default in the plain FP8 dense
