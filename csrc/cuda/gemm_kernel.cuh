@@ -1221,7 +1221,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // m64 x 192 chain per K block, A read once) ran slower than the chunks on 18 of the 23
   // contiguous, psum and masked benchmark problems timed and level on 5 (H100, one process,
   // forty-first session: chunks/twin 0.90-1.01, geomean 0.968), so the chunks' second read of A
-  // is not the contiguous gap.
+  // is not the contiguous gap.  Nor with the K loop unrolled by eight and the SFB split settled at
+  // compile time (forty-second session, same measure): contiguous 0.961 (8 of 8 slower), psum
+  // 0.985, masked 0.995, dense 128x192 picks 0.976.
   constexpr bool kWholeWaves = kFp8Dense && kBlockN == 128 && kWaves == 2;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
