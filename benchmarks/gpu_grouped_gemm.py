@@ -251,18 +251,20 @@ def reference_rows(a: torch.Tensor, sfa: torch.Tensor, b: torch.Tensor, sfb: tor
     return a64 @ b64.t()
 
 
-def sizes_for(groups: int, total: int, expected: int) -> list[int]:
-    sizes = [(int(expected * random.uniform(0.7, 1.3)) + ALIGN - 1) // ALIGN * ALIGN for _ in range(groups)]
+def sizes_for(groups: int, total: int, expected: int, rng: random.Random | None = None) -> list[int]:
+    draw = rng or random
+    sizes = [(int(expected * draw.uniform(0.7, 1.3)) + ALIGN - 1) // ALIGN * ALIGN for _ in range(groups)]
     sizes[-1] = max(ALIGN, total - sum(sizes[:-1]))
     return sizes
 
 
 class ContiguousOperands:
     """An M-grouped contiguous FP8 problem (groups x total rows x n x k): rows drawn per group,
-    per-row ids or psum ends, and the op call."""
+    per-row ids or psum ends, and the op call.  The group sizes are drawn from the problem's own
+    seed, so both layouts of one problem have the same groups."""
 
     def __init__(self, groups: int, total: int, n: int, k: int, use_psum: bool) -> None:
-        self.sizes = sizes_for(groups, total, total // groups)
+        self.sizes = sizes_for(groups, total, total // groups, random.Random(f"{groups}x{total}x{n}x{k}"))
         self.m = sum(self.sizes)
         self.a, self.sfa = per_token_cast_to_fp8(torch.randn(self.m, k, device="cuda"), use_ue8m0=False)
         self.b, self.sfb = grouped_b(groups, n, k)
