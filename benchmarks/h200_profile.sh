@@ -36,7 +36,7 @@ for spec in "$@"; do
   echo "ncu $spec rc=$?"
   ncu -i "$rep.ncu-rep" --page details >> "$log" 2>&1
   ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$rep.csv" 2>> "$log" \
-    && python3 benchmarks/sass_hotspots.py "$rep.csv" --top 40 >> "$log" 2>&1
+    && python3 benchmarks/sass_hotspots.py "$rep.csv" --top 40 --columns >> "$log" 2>&1
   grep -E "Duration|SM Active Cycles|Compute \(SM\) Throughput|L2 Cache Throughput|DRAM Throughput" "$log" | head -6
 done
 echo "done in $(( $(date +%s) - start )) s"

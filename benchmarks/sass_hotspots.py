@@ -1,9 +1,12 @@
 """The hottest SASS lines of a kernel, from the source page of an Nsight Compute report exported as
 CSV (`ncu -i report.ncu-rep --page source --csv --print-source sass > report.csv`): the lines
 with the most warp-state samples, each with its share of the kernel's samples and its
-instruction, so a profile of the GEMM kernel reads as "where the warps wait".
+instruction, so a profile of the GEMM kernel reads as "where the warps wait".  Where the page
+carries per-reason stall columns (any other column whose name mentions a stall), each line also
+names its largest reasons, so that a hot wgmma line tells whether it waits for the tensor pipe or
+for something else; `--columns` prints the page's column names first.
 
-    python benchmarks/sass_hotspots.py report.csv [--top 30]
+    python benchmarks/sass_hotspots.py report.csv [--top 30] [--reasons 3] [--columns]
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("csv_path")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--reasons", type=int, default=3, help="stall-reason columns named per line (0: none)")
+    parser.add_argument("--columns", action="store_true", help="print the source page's column names first")
     args = parser.parse_args()
     with open(args.csv_path, newline="") as f:
         rows = [r for r in csv.reader(f) if r]
@@ -37,11 +42,19 @@ def main() -> None:
     if samples is None:
         sys.exit(f"{args.csv_path}: no warp-sampling column among {header}")
     address = next((i for i, c in enumerate(header) if c.startswith("Address")), None)
+    if args.columns:
+        print("columns: " + " | ".join(header))
+    # Per-reason stall columns: those naming a stall, other than the sampling totals.
+    reasons = [i for i, c in enumerate(header) if "stall" in c.lower() and "Sampling (" not in c]
     total = sum(number(r[samples]) for r in body) or 1.0
     print(f"{len(body)} SASS lines, {total:.0f} samples ({header[samples]})")
     for r in sorted(body, key=lambda r: -number(r[samples]))[: args.top]:
         where = r[address] if address is not None else ""
-        print(f"{100 * number(r[samples]) / total:5.1f}%  {where:>8s}  {r[source].strip()[:110]}")
+        line = f"{100 * number(r[samples]) / total:5.1f}%  {where:>8s}  {r[source].strip()[:110]}"
+        top = sorted((i for i in reasons if number(r[i]) > 0), key=lambda i: -number(r[i]))[: args.reasons]
+        if top:
+            line += "  [" + ", ".join(f"{header[i]} {number(r[i]):.0f}" for i in top) + "]"
+        print(line)
 
 
 if __name__ == "__main__":
