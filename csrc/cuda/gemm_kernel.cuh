@@ -1439,10 +1439,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
-      // Whole-wave 256x128 tiles unroll by eight (Note [whole waves]).  The others keep what the
+      // Whole-wave (256x128) tiles unroll by eight (Note [whole waves]).  The others keep what the
       // compiler chose for them without a pragma: two for the 16-column tiles, none for the rest
       // (the SASS is the same as without it, but for the 64x16 loops' exit test, != for <=).
-      constexpr int kUnrollK = kWholeWaves && kWaves == 2 ? 8 : kBlockN <= 16 ? 2 : 1;
+      constexpr int kUnrollK = kWholeWaves ? 8 : kBlockN <= 16 ? 2 : 1;
 #pragma unroll(kUnrollK)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {

@@ -89,19 +89,21 @@ inline int stagger_cycles() {
 // DG_GEMM_SCALE_WARP: a second producer warp copies each stage's scales (Note [a warp for the
 // scales]).  Unset: on for dense problems (the dense and split-K kernels), for M-grouped
 // contiguous problems with row ids of at most 16 K blocks and with psum ends of at most 32, off
-// for longer contiguous ones and for the masked FP8 kernels; 1 or 0: everywhere it is compiled.  Dense, on the H100 in
-// one process (thirtieth session): 2.0-3.6% faster on four of the six m = 4096 shapes, level on the other fourteen.
-// Contiguous and masked (thirty-eighth session, H100, one process, off as a variant, with/without time): mixed.  Row
-// ids: 1.012-1.065 on six of eight shapes (slower with it; 4x33024x6144x7168 and 8x33024x6144x7168 the most),
-// 0.987-0.990 on the two K = 2048 ones. Psum: 0.962-0.986 on six, 1.015 and 1.018 on the two 6144x7168 ones.  Masked:
-// level on five, 0.972 on one, 1.016 and 1.085 on two.  Forty-first session (H100, two calls, one process each): the K
-// = 2048 shapes faster with it in both (on as a variant: row ids 1.016 and 1.015, psum 1.009 and 1.011; then on by
-// default, off as a variant: row ids 0.986 and 0.991, psum 0.977 and 0.958), the longer ones level to 5% slower, so on
-// for K <= 2048 alone.  Forty-second session (H100, one process, psum on for K <= 4096 by default, off as a variant,
-// base/variant): 4x34944x7168x3072 0.983 (slower without it), the other K = 3072 and 4096 shapes level (0.996-0.997),
-// the two 6144x7168 ones level (1.001, 0.999), the K = 2048 ones 0.982 and 0.969: never faster without it up to K =
-// 4096, as the thirty-eighth session had found for psum, so psum takes it there. Row ids keep K <= 2048 (slower with it
-// at K = 3072 and 4096 in the thirty-eighth session).
+// for longer contiguous ones and for the masked FP8 kernels; 1 or 0: everywhere it is compiled.
+// Measured on the H100, one process each (with/without time, or base/variant):
+// - dense (thirtieth session): 2.0-3.6% faster on four of the six m = 4096 shapes, level on the
+//   other fourteen;
+// - contiguous and masked, off as a variant (thirty-eighth): mixed.  Row ids 1.012-1.065 on six
+//   of eight shapes (slower with it; the two 33024x6144x7168 ones the most), 0.987-0.990 on the
+//   two K = 2048 ones; psum 0.962-0.986 on six, 1.015 and 1.018 on the two 6144x7168 ones;
+//   masked level on five, 0.972 on one, 1.016 and 1.085 on two;
+// - K = 2048 (forty-first, two calls): faster with it in both, row ids and psum (on as a variant
+//   1.009-1.016; on by default, off as a variant 0.958-0.991); the longer shapes level to 5%
+//   slower, so contiguous problems took it for K <= 2048 alone;
+// - psum on for K <= 4096 by default, off as a variant (forty-second): 4x34944x7168x3072 0.983,
+//   the other K = 3072 and 4096 shapes level (0.996-0.997), the 6144x7168 ones level (1.001,
+//   0.999), the K = 2048 ones 0.982 and 0.969: never faster without it up to K = 4096, so psum
+//   takes it there.  Row ids keep K <= 2048 (slower with it at K = 3072 and 4096, above).
 inline int scale_warp_setting() { return env_setting("DG_GEMM_SCALE_WARP"); }
 constexpr int kScaleWarpRowIdsKBlocks = 16;  // contiguous problems with row ids up to this many K blocks
 constexpr int kScaleWarpPsumKBlocks = 32;  // and with psum ends
