@@ -1450,29 +1450,50 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           p::mbar_wait(&full[stage], phase);
           DG_TRACE(tracer.wait_end(kb < kStages);)
         }
-        const float* sfa_s = smem_sfa + stage * kBlockM;
-        const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
+        // Note [late scales]: in the M-grouped contiguous kernels (row ids and psum) a K block of
+        // one wave in two equal chunks (128x192, 128x128) sends its second chain without a wgmma fence
+        // of its own, and the threads read the stage's scales from shared memory only once both
+        // chains have gone out.  The fence (WARPGROUP.ARRIVE, a warpgroup-wide sync) must separate
+        // the threads' own accesses to a chain's accumulator registers from the chain (PTX ISA,
+        // wgmma.fence): the second chain's scratch buffer was last read by the previous block's
+        // fold, before the first chain's fence, which covers it.  The scale loads no longer sit
+        // between the full-stage wait and the first chain.  The MMAs and the folds, and so the
+        // bits, do not change.  Measured on the H100 (forty-third session: four builds of the
+        // extension, seven rounds of one process per build, alternated; D's bits equal to main's
+        // in every case; old time over new, above 1 faster), both together: row ids 0.996-1.015, psum
+        // 1.011-1.057 on the eight contiguous problems; either alone slower (fence 0.978-1.000,
+        // scales 0.940-0.986).  The dense kernels' chunked tiles ran slower with both (0.974 at
+        // 4096x2112x7168, 128x176; 0.992 at 4096x24576x1536, 128x192), so they keep a fence per
+        // chain and read the scales first; the masked kernels' 128x192 tiles were not timed with
+        // it and keep that order too, as do the three-SFB-block tiles (128x176, not timed).
+        constexpr bool kLateScales = kSchedule == kScheduleContiguous && kWaves == 1 && kChunks == 2 && !kThreeSfb;
         float sa_lo[kWaves], sa_hi[kWaves];
-#pragma unroll
-        for (int w = 0; w < kWaves; ++w) {
-          sa_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
-          sa_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
-        }
         [[maybe_unused]] float sb_first = 0.0f, sb_second = 0.0f, sb_third = 0.0f;
         float sb_cols[kSfbPerRow ? kBlockN / 4 : 1];
-        if constexpr (kSfbPerRow) {
+        // The stage's scales: before its first chain, or after its chains with kLateScales.
+        auto read_scales = [&] {
+          const float* sfa_s = smem_sfa + stage * kBlockM;
+          const float* sfb_s = smem_sfb + stage * T::kSfbFloats;
 #pragma unroll
-          for (int j = 0; j < kBlockN / 8; ++j) {
-            const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
-            sb_cols[2 * j] = v.x;
-            sb_cols[2 * j + 1] = v.y;
+          for (int w = 0; w < kWaves; ++w) {
+            sa_lo[w] = sfa_s[row_lo + w * T::kWaveRows];
+            sa_hi[w] = sfa_s[row_lo + w * T::kWaveRows + 8];
           }
-        } else {
-          sb_first = sfb_s[0];
-          sb_second = sfb_s[1];
-          if constexpr (kThreeSfb) sb_third = sfb_s[2];
-          sb_cols[0] = 0.0f;
-        }
+          if constexpr (kSfbPerRow) {
+#pragma unroll
+            for (int j = 0; j < kBlockN / 8; ++j) {
+              const float2 v = *reinterpret_cast<const float2*>(sfb_s + 8 * j + col_in_group);
+              sb_cols[2 * j] = v.x;
+              sb_cols[2 * j + 1] = v.y;
+            }
+          } else {
+            sb_first = sfb_s[0];
+            sb_second = sfb_s[1];
+            if constexpr (kThreeSfb) sb_third = sfb_s[2];
+            sb_cols[0] = 0.0f;
+          }
+        };
+        if constexpr (!kLateScales) read_scales();
 
         const uint32_t b_lo = desc_b0 + stage * (T::kBBytes / 16);
         // The block's MMAs go in chunks of 64 rows (a wave) by kChunkN columns, through two scratch
@@ -1488,7 +1509,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           // Descriptor arithmetic on the 32-bit low words: the high word stays a constant.
           const uint32_t a_lo = desc_a0 + stage * (T::kABytes / 16) + w * (T::kWaveRows * kBlockK / 16);
           const uint32_t bh_lo = b_lo + h * (kChunkN * kBlockK / 16);
-          p::wgmma_fence();
+          if (!kLateScales || c != kFirstChunk + 1) p::wgmma_fence();
 #pragma unroll
           for (int kk = 0; kk < kBlockK / 32; ++kk) {
             if (kLastChunkN != kChunkN && h == kChunksPerWave - 1) {  // (h is a constant once unrolled)
@@ -1509,6 +1530,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             p::wgmma_wait<0>();
           } else if (c + 1 < kEndChunk) {
             issue(c + 1);
+            if constexpr (kLateScales) {
+              if (c == kFirstChunk) read_scales();
+            }
             p::wgmma_wait<1>();
           } else {
             p::wgmma_wait<0>();
@@ -1897,7 +1921,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
 
   // The described items: an item's first stage says what it is; a K item then spans its
   // k_blocks stages, a zero item one stage; the end of work stops the loop.
-  auto described_items = [&](int stage, uint32_t phase) {
+  // (Always inlined: once the K loop grew, the compiler made it a call in the contiguous 128x176
+  // kernel, and ptxas serialised that kernel's wgmmas across it, C7510.)
+  auto described_items = [&](int stage, uint32_t phase) __attribute__((always_inline)) {
 #pragma unroll 1
     for (;;) {
       p::mbar_wait(&full[stage], phase);

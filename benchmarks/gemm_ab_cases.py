@@ -1,0 +1,145 @@
+"""Two builds of the extension compared case by case, for changes that only a rebuild can switch
+(a kernel's compile-time structure), where `--variant` (one process) cannot reach.
+
+Each build runs this script in its own process (benchmarks/h200_ab.sh alternates them, round after
+round); each case prints its median time, that time over an in-process anchor (a fixed bf16 torch
+matmul, so that processes on one machine compare), and a hash of D's bits on seeded inputs, so the
+builds must agree bit for bit.  Cases: FP8 M-grouped contiguous (row ids and psum), masked, and
+dense problems of gpu_grouped_gemm.py and gpu_gemm.py.
+
+    python benchmarks/gemm_ab_cases.py [--repeats 10] [--only ids,psum,masked,dense]
+    python benchmarks/gemm_ab_cases.py --compare DIR    # DIR/gemm_ab_cases_{a,b}_<round>.log
+
+The comparison prints, per case, a's anchor-relative time over b's (medians over the rounds;
+above 1: b faster) and whether every round of both builds gave the same bits; then the geomean.
+For example, on the GPU machine, with the other tree prepared as h200_ab.sh says:
+
+    DG_AB_ROUNDS=7 bash benchmarks/h200_ab.sh .ab/b gemm_ab_cases
+    python benchmarks/gemm_ab_cases.py --compare "$OUT"
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+LINE = re.compile(r"^case (\S+) us ([\d.]+) rel ([\d.]+) bits (\w+)$")
+LOG = re.compile(r"gemm_ab_cases_([ab])_(\d+)\.log$")
+
+CONTIGUOUS = [(4, 33024, 6144, 7168), (4, 34944, 7168, 3072), (8, 31232, 4096, 4096), (8, 35968, 4096, 2048)]
+MASKED = [(6, 1024, 6144, 7168), (6, 1024, 4096, 2048), (32, 192, 6144, 7168), (32, 192, 4096, 2048)]
+DENSE = [(128, 2112, 7168), (64, 2112, 7168), (128, 32768, 512), (4096, 24576, 1536), (4096, 32768, 512),
+         (4096, 2112, 7168), (128, 24576, 1536)]  # fmt: skip
+
+
+def parse(text: str) -> dict[str, tuple[float, str]]:
+    """A run's cases: name -> (anchor-relative time, bits)."""
+    out = {}
+    for line in text.splitlines():
+        m = LINE.match(line.strip())
+        if m:
+            out[m.group(1)] = (float(m.group(3)), m.group(4))
+    return out
+
+
+def compare(directory: Path) -> list[str]:
+    runs: dict[str, list[dict[str, tuple[float, str]]]] = defaultdict(list)
+    for path in sorted(directory.iterdir()):
+        m = LOG.search(path.name)
+        if m:
+            runs[m.group(1)].append(parse(path.read_text()))
+    if not runs["a"] or not runs["b"]:
+        raise SystemExit(f"gemm_ab_cases: no rounds of both builds in {directory}")
+    lines, ratios = [], []
+    for case in runs["a"][0]:
+        a = [r[case] for r in runs["a"] if case in r]
+        b = [r[case] for r in runs["b"] if case in r]
+        if not b:
+            lines.append(f"{case:30s} (no run of b)")
+            continue
+        ratio = statistics.median(x[0] for x in a) / statistics.median(x[0] for x in b)
+        ratios.append(ratio)
+        same = len({x[1] for x in a + b}) == 1
+        lines.append(f"{case:30s} a/b {ratio:.3f}  bits {'same' if same else 'DIFFER'}  ({len(a)}/{len(b)} rounds)")
+    lines.append(f"geomean a/b {statistics.geometric_mean(ratios):.3f} over {len(ratios)} cases (above 1: b faster)")
+    return lines
+
+
+def run(repeats: int, only: set[str] | None) -> None:
+    import random
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gpu_gemm import time_gpu_samples
+    from gpu_grouped_gemm import ContiguousOperands
+
+    import deep_gemm
+    from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
+
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    x = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+
+    def anchor() -> None:
+        torch.matmul(x, x, out=y)
+
+    def masked(key: tuple[int, int, int, int]):
+        groups, expected, n, k = key
+        max_m = 4096
+        counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
+        a, sfa = per_token_cast_to_fp8(torch.randn(groups * max_m, k, device="cuda"), use_ue8m0=False)
+        bs = [per_block_cast_to_fp8(torch.randn(n, k, device="cuda"), use_ue8m0=False) for _ in range(groups)]
+        lhs = (a.view(groups, max_m, k), sfa.view(groups, max_m, -1))
+        rhs = (torch.stack([b for b, _ in bs]), torch.stack([s for _, s in bs]))
+        masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+        d = torch.zeros(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+        return d, lambda: deep_gemm.m_grouped_fp8_gemm_nt_masked(lhs, rhs, d, masked_m, int(expected * 1.2))
+
+    def dense(key: tuple[int, int, int]):
+        m, n, k = key
+        a = per_token_cast_to_fp8(torch.randn(m, k, device="cuda"), use_ue8m0=False)
+        b = per_block_cast_to_fp8(torch.randn(n, k, device="cuda"), use_ue8m0=False)
+        d = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        return d, lambda: deep_gemm.fp8_gemm_nt(a, b, d)
+
+    def contiguous(key: tuple[int, int, int, int], psum: bool):
+        op = ContiguousOperands(*key, use_psum=psum)
+        return op.d, op
+
+    cases = [(f"ids:{'x'.join(map(str, k))}", lambda k=k: contiguous(k, False)) for k in CONTIGUOUS]
+    cases += [(f"psum:{'x'.join(map(str, k))}", lambda k=k: contiguous(k, True)) for k in CONTIGUOUS]
+    cases += [(f"masked:{'x'.join(map(str, k))}", lambda k=k: masked(k)) for k in MASKED]
+    cases += [(f"dense:{'x'.join(map(str, k))}", lambda k=k: dense(k)) for k in DENSE]
+    for name, make in cases:
+        if only and name.split(":")[0] not in only:
+            continue
+        random.seed(7)
+        torch.manual_seed(7)
+        d, fn = make()
+        fn()
+        bits = hashlib.sha1(d.contiguous().view(torch.int16).cpu().numpy().tobytes()).hexdigest()[:12]
+        times = time_gpu_samples([fn, anchor], repeats, flush)
+        ours, ref = (statistics.median(t) for t in times)
+        print(f"case {name} us {ours:.1f} rel {ours / ref:.5f} bits {bits}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--only", default=None, help="comma-separated kinds: ids, psum, masked, dense")
+    parser.add_argument("--compare", type=Path, default=None, help="a directory of both builds' logs")
+    args = parser.parse_args()
+    if args.compare is not None:
+        print("\n".join(compare(args.compare)))
+    else:
+        run(args.repeats, set(args.only.split(",")) if args.only else None)
+
+
+if __name__ == "__main__":
+    main()
