@@ -306,22 +306,31 @@ def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int
     return measure(m, ours, anchor, check, repeats, flush, host_calls=50)
 
 
-def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    groups, expected, n, k = key
-    max_m = 4096
-    counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
-    a, sfa = zip(
-        *(per_token_cast_to_fp8(torch.randn(max_m, k, device="cuda"), use_ue8m0=False) for _ in range(groups)),
-        strict=True,
-    )
-    a_t, sfa_t = torch.stack(a), torch.stack(sfa)
-    b, sfb = grouped_b(groups, n, k)
-    masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
-    d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
-    hint = int(expected * 1.2)
+class MaskedOperands:
+    """An M-grouped masked FP8 problem (groups x expected m x n x k): max_m 4096 rows per group,
+    masked_m drawn in [0.7, 1.3] x the expected m, expected_m passed as 1.2 x it, and the op call."""
 
-    def ours(mod: ModuleType = deep_gemm) -> None:
-        mod.m_grouped_fp8_gemm_nt_masked((a_t, sfa_t), (b, sfb), d, masked_m, hint)
+    def __init__(self, groups: int, expected: int, n: int, k: int, max_m: int = 4096) -> None:
+        self.counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
+        self.a, self.sfa = zip(
+            *(per_token_cast_to_fp8(torch.randn(max_m, k, device="cuda"), use_ue8m0=False) for _ in range(groups)),
+            strict=True,
+        )
+        self.a_t, self.sfa_t = torch.stack(self.a), torch.stack(self.sfa)
+        self.b, self.sfb = grouped_b(groups, n, k)
+        self.masked_m = torch.tensor(self.counts, dtype=torch.int32, device="cuda")
+        self.d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
+        self.hint = int(expected * 1.2)
+
+    def __call__(self, mod: ModuleType = deep_gemm) -> None:
+        lhs, rhs = (self.a_t, self.sfa_t), (self.b, self.sfb)
+        mod.m_grouped_fp8_gemm_nt_masked(lhs, rhs, self.d, self.masked_m, self.hint)
+
+
+def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+    groups = key[0]
+    ours = MaskedOperands(*key)
+    counts, sfa, a_t, sfa_t, b, sfb, d = ours.counts, ours.sfa, ours.a_t, ours.sfa_t, ours.b, ours.sfb, ours.d
 
     g = random.randrange(groups)
     rows = slice(0, min(counts[g], 512))
