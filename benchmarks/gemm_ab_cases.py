@@ -4,10 +4,10 @@
 Each build runs this script in its own process (benchmarks/h200_ab.sh alternates them, round after
 round); each case prints its median time, that time over an in-process anchor (a fixed bf16 torch
 matmul, so that processes on one machine compare), and a hash of D's bits on seeded inputs, so the
-builds must agree bit for bit.  Cases: FP8 M-grouped contiguous (row ids and psum), masked, and
-dense problems of gpu_grouped_gemm.py and gpu_gemm.py.
+builds must agree bit for bit.  Cases: FP8 M-grouped contiguous (row ids and psum), masked, dense,
+Wgrad (per-row B scales) and K-grouped problems of gpu_grouped_gemm.py and gpu_gemm.py.
 
-    python benchmarks/gemm_ab_cases.py [--repeats 10] [--only ids,psum,masked,dense]
+    python benchmarks/gemm_ab_cases.py [--repeats 10] [--only ids,psum,masked,dense,wgrad,kgrouped]
     python benchmarks/gemm_ab_cases.py --compare DIR    # DIR/gemm_ab_cases_{a,b}_<round>.log
 
 The comparison prints, per case, a's anchor-relative time over b's (medians over the rounds;
@@ -35,6 +35,11 @@ CONTIGUOUS = [(4, 33024, 6144, 7168), (4, 34944, 7168, 3072), (8, 31232, 4096, 4
 MASKED = [(6, 1024, 6144, 7168), (6, 1024, 4096, 2048), (32, 192, 6144, 7168), (32, 192, 4096, 2048)]
 DENSE = [(128, 2112, 7168), (64, 2112, 7168), (128, 32768, 512), (4096, 24576, 1536), (4096, 32768, 512),
          (4096, 2112, 7168), (128, 24576, 1536)]  # fmt: skip
+# Per-row B scales (1x128 both sides): Wgrad into float32 D with C = D, Wgrad with bf16 D, and the
+# K-grouped FP8 problems of gpu_grouped_gemm.py.
+WGRAD_F32 = [(2112, 4096, 7168), (7168, 4096, 2048), (576, 4096, 7168)]
+WGRAD_BF16 = [(2112, 4096, 7168)]
+K_GROUPED = [(4, 4096, 7168, 34304), (4, 7168, 2048, 33024)]
 
 
 def parse(text: str) -> dict[str, tuple[float, str]]:
@@ -77,7 +82,7 @@ def run(repeats: int, only: set[str] | None) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from gpu_gemm import Case, time_gpu
-    from gpu_grouped_gemm import ContiguousOperands, MaskedOperands
+    from gpu_grouped_gemm import ContiguousOperands, KGroupedOperands, MaskedOperands
 
     import deep_gemm
 
@@ -101,17 +106,36 @@ def run(repeats: int, only: set[str] | None) -> None:
         op = ContiguousOperands(*key, use_psum=psum)
         return op.d, op
 
+    # Calls that accumulate into D (C = D) are hashed after one call from a fixed start and timed
+    # accumulating, as callers run them.
+    def wgrad(kind: str, key: tuple[int, int, int]):
+        case = Case(kind, *key)
+        return case.d, case.call(deep_gemm), case.call(deep_gemm, reset=True)
+
+    def k_grouped(key: tuple[int, int, int, int]):
+        op = KGroupedOperands(*key)
+        start = op.d.clone()
+
+        def first() -> None:
+            op.d.copy_(start)
+            op()
+
+        return op.d, op, first
+
     cases = [(f"ids:{'x'.join(map(str, k))}", lambda k=k: contiguous(k, False)) for k in CONTIGUOUS]
     cases += [(f"psum:{'x'.join(map(str, k))}", lambda k=k: contiguous(k, True)) for k in CONTIGUOUS]
     cases += [(f"masked:{'x'.join(map(str, k))}", lambda k=k: masked(k)) for k in MASKED]
     cases += [(f"dense:{'x'.join(map(str, k))}", lambda k=k: dense(k)) for k in DENSE]
+    cases += [(f"wgrad:{'x'.join(map(str, k))}", lambda k=k: wgrad("wgrad_f32_acc", k)) for k in WGRAD_F32]
+    cases += [(f"wgrad:bf16:{'x'.join(map(str, k))}", lambda k=k: wgrad("wgrad_bf16", k)) for k in WGRAD_BF16]
+    cases += [(f"kgrouped:{'x'.join(map(str, k))}", lambda k=k: k_grouped(k)) for k in K_GROUPED]
     for name, make in cases:
         if only and name.split(":")[0] not in only:
             continue
         random.seed(7)
         torch.manual_seed(7)
-        d, fn = make()
-        fn()
+        d, fn, *first = make()
+        (first[0] if first else fn)()
         bits = hashlib.sha1(d.contiguous().view(torch.int16).cpu().numpy().tobytes()).hexdigest()[:12]
         ours, ref = time_gpu([fn, anchor], repeats, flush)
         print(f"case {name} us {ours:.1f} rel {ours / ref:.5f} bits {bits}", flush=True)
@@ -120,7 +144,7 @@ def run(repeats: int, only: set[str] | None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--only", default=None, help="comma-separated kinds: ids, psum, masked, dense")
+    parser.add_argument("--only", default=None, help="comma-separated kinds: ids, psum, masked, dense, wgrad, kgrouped")
     parser.add_argument("--compare", type=Path, default=None, help="a directory of both builds' logs")
     args = parser.parse_args()
     if args.compare is not None:

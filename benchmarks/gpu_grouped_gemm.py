@@ -140,26 +140,39 @@ def measure(
     }
 
 
+class KGroupedOperands:
+    """A K-grouped FP8 problem (groups x m x n x total K): K sizes drawn per group, A and B packed
+    group after group, per-row scales for both, and a float32 D that each call accumulates into."""
+
+    def __init__(self, groups: int, m: int, n: int, total: int) -> None:
+        self.m, self.n = m, n
+        self.ks = sizes_for(groups, total, total // groups)
+        self.blocks = [k // 128 for k in self.ks]
+        self.a = torch.randn(sum(self.ks) * m, device="cuda").to(torch.float8_e4m3fn)
+        self.b = torch.randn(sum(self.ks) * n, device="cuda").to(torch.float8_e4m3fn)
+        self.sfa = torch.rand(m, sum(self.blocks), device="cuda") + 0.5
+        self.sfb = torch.rand(n, sum(self.blocks), device="cuda") + 0.5
+        self.d = torch.randn(groups, m, n, device="cuda")
+        self.layout = torch.tensor(self.ks, dtype=torch.int32, device="cuda")
+        self.starts = [sum(self.ks[:g]) for g in range(groups)]
+        self.block0 = [sum(self.blocks[:g]) for g in range(groups)]
+
+    def __call__(self, mod: ModuleType = deep_gemm) -> None:
+        mod.k_grouped_fp8_gemm_nt_contiguous(
+            (self.a, self.sfa), (self.b, self.sfb), self.d, self.ks, self.layout, self.d
+        )
+
+    def operand(self, x: torch.Tensor, sf: torch.Tensor, mn: int, g: int) -> torch.Tensor:
+        """Group g's A (x = a) or B (x = b), dequantised in float64."""
+        data = x[self.starts[g] * mn : (self.starts[g] + self.ks[g]) * mn].view(mn, self.ks[g]).double()
+        return data * sf[:, self.block0[g] : self.block0[g] + self.blocks[g]].double().repeat_interleave(128, 1)
+
+
 def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
-    groups, m, n, total = key
-    ks = sizes_for(groups, total, total // groups)
-    blocks = [k // 128 for k in ks]
-    a = torch.randn(sum(ks) * m, device="cuda").to(torch.float8_e4m3fn)
-    b = torch.randn(sum(ks) * n, device="cuda").to(torch.float8_e4m3fn)
-    sfa = torch.rand(m, sum(blocks), device="cuda") + 0.5
-    sfb = torch.rand(n, sum(blocks), device="cuda") + 0.5
-    d = torch.randn(groups, m, n, device="cuda")
-    layout = torch.tensor(ks, dtype=torch.int32, device="cuda")
-
-    def ours(mod: ModuleType = deep_gemm) -> None:
-        mod.k_grouped_fp8_gemm_nt_contiguous((a, sfa), (b, sfb), d, ks, layout, d)
-
-    starts = [sum(ks[:g]) for g in range(groups)]
-    b0 = [sum(blocks[:g]) for g in range(groups)]
-
-    def operand(x: torch.Tensor, sf: torch.Tensor, mn: int, g: int) -> torch.Tensor:
-        data = x[starts[g] * mn : (starts[g] + ks[g]) * mn].view(mn, ks[g]).double()
-        return data * sf[:, b0[g] : b0[g] + blocks[g]].double().repeat_interleave(128, 1)
+    groups, m, n, _ = key
+    ours = KGroupedOperands(*key)
+    a, sfa, b, sfb, d = ours.a, ours.sfa, ours.b, ours.sfb, ours.d
+    operand = ours.operand
 
     g = random.randrange(groups)
     product = operand(a, sfa, m, g)[:256] @ operand(b, sfb, n, g)[:256].t()
