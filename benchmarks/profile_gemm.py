@@ -3,6 +3,7 @@ time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call afte
 
     python benchmarks/profile_gemm.py dense 4096x2112x7168 [--config 128x192]
     python benchmarks/profile_gemm.py dense 4096x2112x7168 --module other_pkg  # a second DeepGEMM-compatible package
+    python benchmarks/profile_gemm.py wgrad 2112x4096x7168            # per-row B scales, float32 D += A B^T
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168 --module other_pkg
     python benchmarks/profile_gemm.py psum 4x33024x6144x7168          # the same sizes as psum ends
@@ -34,18 +35,20 @@ CONFIG_ENV = {"mqa": "DG_MQA_LOGITS_CONFIG", "hc": "DG_HC_PRENORM_CONFIG"}
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("kind", choices=["dense", "contiguous", "psum", "bf16", "bf16masked", "mqa", "hc"])
+    parser.add_argument("kind", choices=["dense", "wgrad", "contiguous", "psum", "bf16", "bf16masked", "mqa", "hc"])
     parser.add_argument(
-        "shape", help="MxNxK (dense, bf16), GxROWSxNxK (contiguous, psum), SxSKVxHxD (mqa), MxNxKxSPLITS (hc)"
+        "shape", help="MxNxK (dense, wgrad, bf16), GxROWSxNxK (contiguous, psum), SxSKVxHxD (mqa), MxNxKxSPLITS (hc)"
     )
     parser.add_argument("--config", default=None, help="a tuning to force (the kind's DG_*_CONFIG variable)")
     parser.add_argument("--calls", type=int, default=4)
     parser.add_argument(
-        "--module", default=None, help="dense, contiguous and psum only: call this DeepGEMM-compatible package instead"
+        "--module",
+        default=None,
+        help="dense, wgrad, contiguous and psum only: call this DeepGEMM-compatible package instead",
     )
     args = parser.parse_args()
-    if args.module and args.kind not in ("dense", "contiguous", "psum"):
-        parser.error("--module takes the dense, contiguous and psum kinds only")
+    if args.module and args.kind not in ("dense", "wgrad", "contiguous", "psum"):
+        parser.error("--module takes the dense, wgrad, contiguous and psum kinds only")
     mod = importlib.import_module(args.module) if args.module else deep_gemm
     if args.config:
         os.environ[CONFIG_ENV.get(args.kind, "DG_SM90_GEMM_CONFIG")] = args.config
@@ -53,6 +56,8 @@ def main() -> None:
     torch.manual_seed(0)
     if args.kind == "dense":
         run = Case("fwd", *dims).call(mod)
+    elif args.kind == "wgrad":
+        run = Case("wgrad_f32_acc", *dims).call(mod)  # D accumulates call after call, as C = D
     elif args.kind == "bf16":
         m, n, k = dims
         a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
