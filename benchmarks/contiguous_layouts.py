@@ -30,7 +30,7 @@ def compare(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -
     torch.manual_seed(1)
     op = ContiguousOperands(*key, use_psum=False)
     groups = len(op.sizes)
-    ends = torch.tensor([s + r for s, r in zip(op.starts, op.sizes, strict=True)], dtype=torch.int32, device="cuda")
+    ends = op.psum_ends()
     long_buffer = torch.zeros(op.m, dtype=torch.int32, device="cuda")
     long_buffer[:groups] = ends
     a, b = (op.a, op.sfa), (op.b, op.sfb)

@@ -145,7 +145,6 @@ class KGroupedOperands:
     group after group, per-row scales for both, and a float32 D that each call accumulates into."""
 
     def __init__(self, groups: int, m: int, n: int, total: int) -> None:
-        self.m, self.n = m, n
         self.ks = sizes_for(groups, total, total // groups)
         self.blocks = [k // 128 for k in self.ks]
         self.a = torch.randn(sum(self.ks) * m, device="cuda").to(torch.float8_e4m3fn)
@@ -154,41 +153,44 @@ class KGroupedOperands:
         self.sfb = torch.rand(n, sum(self.blocks), device="cuda") + 0.5
         self.d = torch.randn(groups, m, n, device="cuda")
         self.layout = torch.tensor(self.ks, dtype=torch.int32, device="cuda")
-        self.starts = [sum(self.ks[:g]) for g in range(groups)]
-        self.block0 = [sum(self.blocks[:g]) for g in range(groups)]
 
     def __call__(self, mod: ModuleType = deep_gemm) -> None:
         mod.k_grouped_fp8_gemm_nt_contiguous(
             (self.a, self.sfa), (self.b, self.sfb), self.d, self.ks, self.layout, self.d
         )
 
-    def operand(self, x: torch.Tensor, sf: torch.Tensor, mn: int, g: int) -> torch.Tensor:
-        """Group g's A (x = a) or B (x = b), dequantised in float64."""
-        data = x[self.starts[g] * mn : (self.starts[g] + self.ks[g]) * mn].view(mn, self.ks[g]).double()
-        return data * sf[:, self.block0[g] : self.block0[g] + self.blocks[g]].double().repeat_interleave(128, 1)
+    def dequantised(self, g: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Group g's A (m x k_g) and B (n x k_g) with their scales applied, in float64."""
+        start, block0 = sum(self.ks[:g]), sum(self.blocks[:g])
+
+        def one(x: torch.Tensor, sf: torch.Tensor) -> torch.Tensor:
+            mn = sf.shape[0]
+            data = x[start * mn : (start + self.ks[g]) * mn].view(mn, self.ks[g]).double()
+            return data * sf[:, block0 : block0 + self.blocks[g]].double().repeat_interleave(128, 1)
+
+        return one(self.a, self.sfa), one(self.b, self.sfb)
 
 
 def k_grouped_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
     groups, m, n, _ = key
     ours = KGroupedOperands(*key)
-    a, sfa, b, sfb, d = ours.a, ours.sfa, ours.b, ours.sfb, ours.d
-    operand = ours.operand
+    d = ours.d
 
     g = random.randrange(groups)
-    product = operand(a, sfa, m, g)[:256] @ operand(b, sfb, n, g)[:256].t()
+    a_g, b_g = ours.dequantised(g)
+    product = a_g[:256] @ b_g[:256].t()
 
     def check() -> float:  # D accumulates: the reference is what D held before the call plus the product
         before = d[g, :256, :256].double().clone()
         ours()
         return calc_diff(d[g, :256, :256], before + product)
 
-    deq_a = [operand(a, sfa, m, g2).bfloat16() for g2 in range(groups)]
-    deq_b = [operand(b, sfb, n, g2).bfloat16() for g2 in range(groups)]
+    deq = [[x.bfloat16() for x in ours.dequantised(g2)] for g2 in range(groups)]
     out = torch.empty(groups, m, n, device="cuda", dtype=torch.bfloat16)
 
     def anchor() -> None:
         for g2 in range(groups):
-            torch.matmul(deq_a[g2], deq_b[g2].t(), out=out[g2])
+            torch.matmul(deq[g2][0], deq[g2][1].t(), out=out[g2])
 
     return measure(m, ours, anchor, check, repeats, flush, host_calls=20)
 
@@ -283,8 +285,7 @@ class ContiguousOperands:
         self.b, self.sfb = grouped_b(groups, n, k)
         self.starts = [sum(self.sizes[:g]) for g in range(groups)]
         if use_psum:
-            ends = [s + r for s, r in zip(self.starts, self.sizes, strict=True)]
-            self.layout = torch.tensor(ends, dtype=torch.int32, device="cuda")
+            self.layout = self.psum_ends()
         else:
             self.layout = torch.cat([torch.full((r,), g, dtype=torch.int32) for g, r in enumerate(self.sizes)]).cuda()
         self.d = torch.empty(self.m, n, device="cuda", dtype=torch.bfloat16)
@@ -293,6 +294,11 @@ class ContiguousOperands:
     def __call__(self, mod: ModuleType = deep_gemm) -> None:
         ab, bb = (self.a, self.sfa), (self.b, self.sfb)
         mod.m_grouped_fp8_gemm_nt_contiguous(ab, bb, self.d, self.layout, **self.kwargs)
+
+    def psum_ends(self) -> torch.Tensor:
+        """The groups as psum ends (each group's end row), whichever layout the object calls with."""
+        ends = [s + r for s, r in zip(self.starts, self.sizes, strict=True)]
+        return torch.tensor(ends, dtype=torch.int32, device="cuda")
 
 
 def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int, flush: torch.Tensor) -> dict:
