@@ -42,6 +42,10 @@ static GemmProblem problem(int groups, int m, int n, int k, GemmLayout layout, I
   p.k = k;
   p.layout = layout;
   p.ab_dtype = dtype;
+  p.lda = k;  // packed operands and output, as the benchmarks allocate them
+  p.ldb = k;
+  p.ldd = n;
+  p.ldc = n;
   p.num_sms = 132;
   return p;
 }

@@ -130,9 +130,12 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   const double exposed = c.block_m == 128 && !c.bf16 && p.layout != GemmLayout::kDense ? 25.0 : 0.0;
   const bool f32 = p.d_dtype == OutDtype::kFloat;
   // Tiles whose BLOCK_N is no multiple of 32 write float32 from registers, slower than the
-  // TMA path of the others.
-  const double reg_out = c.block_n % 32 != 0 && f32 ? 3.0 : 1.0;
-  const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * reg_out;
+  // TMA path of the others, and their bf16 output leaves in 16-column boxes (kOutBoxCols): twice
+  // a 32-column tile's TMA stores per slab, charged as twice the bytes.  On the H100 (forty-fifth
+  // session, one process, 12 rounds) 4096x7168x576 ran 128x176 in 56.8 us (10 waves) against
+  // 128x160's 44.3, 128x128's 45.5 and 256x128's 44.5; without the bf16 term the model picked 128x176.
+  const double narrow_out = c.block_n % 32 != 0 ? (f32 ? 3.0 : 2.0) : 1.0;
+  const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * narrow_out;
   // A 256-row tile's fixed cost per tile (its two waves' hand-over and epilogue), fitted to
   // interleaved timings on the H200 against 128x192: it loses at short K (4096x32768x512 177.6
   // against 159.7 us, 4096x24576x1536 263.0 against 254.6) and wins from K = 2048 on
@@ -230,6 +233,19 @@ const Compiled* masked_pick(const GemmProblem& p) {
   return find_compiled(p, bm, bn, 1, cast);
 }
 
+// A per-row 128x160 tile of the general kernel runs about 1.33 times as long as a 128x128 one
+// (1.25 times the columns, and the general kernel spills at that width), so it pays only where it saves at least a
+// quarter of the waves.  On the H100 (forty-fifth session, one process, 12 rounds, 128x160 over
+// 128x128): Wgrad 576x4096x7168 (1 wave against 2) 1.13x faster with a float32 D and C, 1.28x
+// with a bf16 D; 2112x4096x7168 (4 waves against 5) 0.94x, 4096x4096x7168 (7 against 8) 0.89x,
+// 7168x4096x16384 0.95x, 32768x4096x512 0.98x.
+bool wide_row_saves_waves(const GemmProblem& p, const Compiled& c) {
+  if (!c.sfb_per_row || c.block_m != 128 || c.block_n <= 128) return false;
+  const int64_t wide = (tiles_of(p, c.block_m, c.block_n) + p.num_sms - 1) / p.num_sms;
+  const int64_t base = (tiles_of(p, 128, 128) + p.num_sms - 1) / p.num_sms;
+  return wide * 4 <= base * 3;
+}
+
 const Compiled* choose(const GemmProblem& p) {
   if (const Compiled* forced = override_shape(p)) return forced;
   if (const Compiled* masked = masked_pick(p)) return masked;
@@ -269,9 +285,16 @@ const Compiled* choose(const GemmProblem& p) {
     // Contiguous problems take 256-row tiles only when forced (H200, one process: 12-20% slower than
     // the pick on all 16 contiguous and psum benchmark problems).
     if (c.block_m == 256 && (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum)) continue;
-    // Per-row tiles wider than 128 columns: 128x160 for K-grouped problems on the uniform kernel
-    // (H200, one process: 1.15x against 128x128 on both benchmark shapes), else only when forced.
-    const bool wide_row_ok = p.layout == GemmLayout::kKGrouped && k_grouped_schedule_chosen();
+    // Per-row tiles wider than 128 columns: 128x160 for K-grouped problems of several groups on the
+    // uniform kernel (H200, one process: 1.15x against 128x128 on both benchmark shapes), and
+    // elsewhere, one group included, only where it needs at most three quarters of 128x128's waves
+    // (wide_row_saves_waves).  A dense Wgrad problem run as one K group (one_k_group) on the uniform
+    // kernel, against the general kernel's 128x128 (H100, forty-fifth session, one process, 10
+    // rounds): at 128x128 2112x4096x7168 1.029, 4096x4096x7168 1.032, 7168x4096x2048 1.018,
+    // 7168x4096x16384 1.019, 24576x4096x1536 1.000, 32768x4096x512 0.997; at 128x160 0.94-0.98 on
+    // those six, and 1.086 at 576x4096x7168 (one wave against two).
+    const bool several_k_groups = p.layout == GemmLayout::kKGrouped && tile_groups(p) > 1;
+    const bool wide_row_ok = (several_k_groups && k_grouped_schedule_chosen()) || wide_row_saves_waves(p, c);
     if (c.sfb_per_row && c.block_n > 128 && !wide_row_ok) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
@@ -406,12 +429,47 @@ size_t gemm_workspace_bytes(const GemmProblem& p) {
   return tables * gemm_detail::kKGroupTableStride;
 }
 
+namespace {
+
+// A dense FP8 problem with per-row B scales and a float32 D (the Wgrad form), A and B packed
+// ([m, k] and [n, k] with row stride k, as K-grouped operand blocks are), is the K-grouped
+// problem of one group of size k: D[0] = C[0] + A_0 B_0^T with the scales' blocks from column 0.
+// `problem` points into `group_k`, `offset` and `block0`, so it lives as long as they do.
+struct OneKGroup {
+  GemmProblem problem;
+  int group_k = 0;
+  int64_t offset = 0;
+  int block0 = 0;
+};
+
+bool one_k_group(const GemmProblem& p, OneKGroup& out) {
+  const bool eligible = p.layout == GemmLayout::kDense && p.ab_dtype == InDtype::kFp8E4m3 && p.sfb_gran_n == 1 &&
+                        p.d_dtype == OutDtype::kFloat && !p.a_mn_major && !p.b_mn_major && p.groups == 1 && p.k > 0 &&
+                        p.lda == p.k && p.ldb == p.k && p.k % 16 == 0 && row_as_k_group_chosen();
+  if (!eligible) return false;
+  out.group_k = p.k;
+  out.problem = p;
+  GemmProblem& q = out.problem;
+  q.layout = GemmLayout::kKGrouped;
+  q.group_k = &out.group_k;
+  q.a_offsets = &out.offset;
+  q.b_offsets = &out.offset;
+  q.sf_block0 = &out.block0;
+  q.d_group = static_cast<int64_t>(p.m) * p.ldd;
+  q.c_group = static_cast<int64_t>(p.m) * p.ldc;
+  return gemm_unsupported(q).empty();
+}
+
+}  // namespace
+
 GemmConfig gemm_config(const GemmProblem& p) {
+  if (OneKGroup one; one_k_group(p, one)) return gemm_config(one.problem);
   const Compiled* c = choose(p);
   return c == nullptr ? GemmConfig{} : config_of(p, *c);
 }
 
 cudaError_t gemm(const GemmProblem& p, cudaStream_t stream) {
+  if (OneKGroup one; one_k_group(p, one)) return gemm(one.problem, stream);
   const Compiled* c = choose(p);
   if (c == nullptr) return cudaErrorNotSupported;
   const GemmConfig cfg = config_of(p, *c);

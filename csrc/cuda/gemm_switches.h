@@ -138,4 +138,11 @@ inline bool masked_schedule_chosen() { return env_switch_or("DG_GEMM_MASKED_SCHE
 // 128x160, on the H200 in one process (three runs).
 inline bool k_grouped_schedule_chosen() { return env_switch_or("DG_GEMM_K_GROUPED_SCHEDULE", true); }
 
+// DG_GEMM_ROW_AS_K_GROUP runs a dense FP8 problem with per-row B scales and a float32 D (the Wgrad
+// form) as a K-grouped problem of one group (gemm.cu, one_k_group), so that it takes the uniform
+// K-grouped kernel.  On unless set to 0: on the H100 (forty-fifth session, one process) 0.997-1.086x
+// the general kernel's time on the seven Wgrad benchmark problems, none slower beyond the rounds'
+// spread (figures at choose() in gemm.cu).
+inline bool row_as_k_group_chosen() { return env_switch_or("DG_GEMM_ROW_AS_K_GROUP", true); }
+
 }  // namespace deep_gemm::cuda
