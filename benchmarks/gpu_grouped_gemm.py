@@ -331,11 +331,11 @@ class MaskedOperands:
 
     def __init__(self, groups: int, expected: int, n: int, k: int, max_m: int = 4096) -> None:
         self.counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
-        self.a, self.sfa = zip(
+        a, sfa = zip(
             *(per_token_cast_to_fp8(torch.randn(max_m, k, device="cuda"), use_ue8m0=False) for _ in range(groups)),
             strict=True,
         )
-        self.a_t, self.sfa_t = torch.stack(self.a), torch.stack(self.sfa)
+        self.a_t, self.sfa_t = torch.stack(a), torch.stack(sfa)  # (the per-group tensors are dropped)
         self.b, self.sfb = grouped_b(groups, n, k)
         self.masked_m = torch.tensor(self.counts, dtype=torch.int32, device="cuda")
         self.d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
@@ -349,7 +349,7 @@ class MaskedOperands:
 def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
     groups = key[0]
     ours = MaskedOperands(*key)
-    counts, sfa, a_t, sfa_t, b, sfb, d = ours.counts, ours.sfa, ours.a_t, ours.sfa_t, ours.b, ours.sfb, ours.d
+    counts, a_t, sfa_t, b, sfb, d = ours.counts, ours.a_t, ours.sfa_t, ours.b, ours.sfb, ours.d
 
     g = random.randrange(groups)
     rows = slice(0, min(counts[g], 512))
@@ -360,7 +360,7 @@ def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tenso
         return calc_diff(d[g, rows], expected_rows)
 
     rows_of = [max(16, (c + 15) // 16 * 16) for c in counts]  # cuBLASLt wants M a multiple of 16 here
-    scales = [s[:r].t().contiguous().t() for s, r in zip(sfa, rows_of, strict=True)]
+    scales = [sfa_t[g2, :r].t().contiguous().t() for g2, r in enumerate(rows_of)]
     d_torch = torch.empty_like(d)
 
     def anchor() -> None:
