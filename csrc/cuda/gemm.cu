@@ -233,17 +233,24 @@ const Compiled* masked_pick(const GemmProblem& p) {
   return find_compiled(p, bm, bn, 1, cast);
 }
 
-// A per-row 128x160 tile of the general kernel runs about 1.33 times as long as a 128x128 one
-// (1.25 times the columns, and the general kernel spills at that width), so it pays only where it saves at least a
-// quarter of the waves.  On the H100 (forty-fifth session, one process, 12 rounds, 128x160 over
+// A per-row tile wider than 128 columns pays only where it saves waves: its waves each take about
+// as long as 128x128's times the columns' ratio, or longer.  The general kernel's 128x160 (it
+// spills at that width) ran about 1.33 times as long as 128x128 per wave, the uniform K-grouped
+// kernel's 1.26 times.  So a wide tile is taken only where its waves times its width stay within
+// 90% of 128x128's.  On the H100 (forty-fifth session, one process, 12 rounds, 128x160 over
 // 128x128): Wgrad 576x4096x7168 (1 wave against 2) 1.13x faster with a float32 D and C, 1.28x
 // with a bf16 D; 2112x4096x7168 (4 waves against 5) 0.94x, 4096x4096x7168 (7 against 8) 0.89x,
-// 7168x4096x16384 0.95x, 32768x4096x512 0.98x.
+// 7168x4096x16384 0.95x, 32768x4096x512 0.98x.  128x136 takes 2112x4096x7168 (4 waves against 5:
+// 544 column-waves against 640) with a bf16 D: 156.6 us against 128x128's 176.3 (H100,
+// forty-sixth session, one process, 12 rounds).  With a float32 D and C, which that tile writes
+// from registers, it ran 210.1 us against 128x128's 184.2, so float32 D keeps to tiles that
+// write through the TMA unit (BLOCK_N a multiple of 32).
 bool wide_row_saves_waves(const GemmProblem& p, const Compiled& c) {
   if (!c.sfb_per_row || c.block_m != 128 || c.block_n <= 128) return false;
+  if (p.d_dtype == OutDtype::kFloat && c.block_n % 32 != 0) return false;
   const int64_t wide = (tiles_of(p, c.block_m, c.block_n) + p.num_sms - 1) / p.num_sms;
   const int64_t base = (tiles_of(p, 128, 128) + p.num_sms - 1) / p.num_sms;
-  return wide * 4 <= base * 3;
+  return wide * c.block_n * 10 <= base * 128 * 9;
 }
 
 const Compiled* choose(const GemmProblem& p) {
@@ -287,14 +294,15 @@ const Compiled* choose(const GemmProblem& p) {
     if (c.block_m == 256 && (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum)) continue;
     // Per-row tiles wider than 128 columns: 128x160 for K-grouped problems of several groups on the
     // uniform kernel (H200, one process: 1.15x against 128x128 on both benchmark shapes), and
-    // elsewhere, one group included, only where it needs at most three quarters of 128x128's waves
-    // (wide_row_saves_waves).  A dense Wgrad problem run as one K group (one_k_group) on the uniform
-    // kernel, against the general kernel's 128x128 (H100, forty-fifth session, one process, 10
-    // rounds): at 128x128 2112x4096x7168 1.029, 4096x4096x7168 1.032, 7168x4096x2048 1.018,
+    // elsewhere, one group included, only where they save enough waves (wide_row_saves_waves).
+    // A dense Wgrad problem run as one K group (one_k_group) on the uniform kernel, against the
+    // general kernel's 128x128 (H100, forty-fifth session, one process, 10 rounds): at 128x128
+    // 2112x4096x7168 1.029, 4096x4096x7168 1.032, 7168x4096x2048 1.018,
     // 7168x4096x16384 1.019, 24576x4096x1536 1.000, 32768x4096x512 0.997; at 128x160 0.94-0.98 on
     // those six, and 1.086 at 576x4096x7168 (one wave against two).
     const bool several_k_groups = p.layout == GemmLayout::kKGrouped && tile_groups(p) > 1;
-    const bool wide_row_ok = (several_k_groups && k_grouped_schedule_chosen()) || wide_row_saves_waves(p, c);
+    const bool wide_row_ok =
+        (several_k_groups && c.block_n == 160 && k_grouped_schedule_chosen()) || wide_row_saves_waves(p, c);
     if (c.sfb_per_row && c.block_n > 128 && !wide_row_ok) continue;
     const double ns = estimate_ns(p, c, p.num_sms);
     // Ties (within 1%) go to the larger tile: fewer operand re-reads; between equal areas, to
