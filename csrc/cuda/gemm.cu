@@ -241,13 +241,12 @@ const Compiled* masked_pick(const GemmProblem& p) {
 // 128x128): Wgrad 576x4096x7168 (1 wave against 2) 1.13x faster with a float32 D and C, 1.28x
 // with a bf16 D; 2112x4096x7168 (4 waves against 5) 0.94x, 4096x4096x7168 (7 against 8) 0.89x,
 // 7168x4096x16384 0.95x, 32768x4096x512 0.98x.  128x136 takes 2112x4096x7168 (4 waves against 5:
-// 544 column-waves against 640) with a bf16 D: 156.6 us against 128x128's 176.3 (H100,
-// forty-sixth session, one process, 12 rounds).  With a float32 D and C, which that tile writes
-// from registers, it ran 210.1 us against 128x128's 184.2, so float32 D keeps to tiles that
-// write through the TMA unit (BLOCK_N a multiple of 32).
+// 544 column-waves against 640).  Forty-sixth session, one process, 12-15 rounds: with a bf16 D,
+// 156.6 us against 128x128's 176.3 (H100), 159.5 against 179.6 (H200); with a float32 D and C
+// through the TMA unit (Note [float32 in 8-column boxes]), 159.3 against 182.2 (H200).  Written
+// from registers, as it first was, its float32 D and C took 210.1 us against 184.2 (H100).
 bool wide_row_saves_waves(const GemmProblem& p, const Compiled& c) {
   if (!c.sfb_per_row || c.block_m != 128 || c.block_n <= 128) return false;
-  if (p.d_dtype == OutDtype::kFloat && c.block_n % 32 != 0) return false;
   const int64_t wide = (tiles_of(p, c.block_m, c.block_n) + p.num_sms - 1) / p.num_sms;
   const int64_t base = (tiles_of(p, 128, 128) + p.num_sms - 1) / p.num_sms;
   return wide * c.block_n * 10 <= base * 128 * 9;

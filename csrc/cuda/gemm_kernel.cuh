@@ -189,12 +189,17 @@ struct Traits {
   static constexpr bool kOutViaSmemF32 = kBlockN % 32 == 0;
   static constexpr bool kOutViaSmem = kOutViaSmemF32 || ((kBf16 || kBlockN == 176) && kBlockN % 16 == 0);
   static constexpr int kOutBoxCols = kBlockN % 32 == 0 ? 32 : 16;  // bf16 D's box width
+  // Note [float32 in 8-column boxes]: a per-row FP8 tile whose width is no multiple of 32
+  // (128x136) writes float32 D through the buffer too, in unswizzled boxes of 64 rows x 8
+  // columns (32-byte rows: a warp's paired stores of one 8-column group fill 256 contiguous
+  // bytes), eight boxes per round; its bf16 D still leaves from registers.
+  static constexpr bool kOutF32Box8 = kSfbPerRow && kBlockN % 32 != 0;
+  static constexpr int kOutBytes = kOutViaSmem || kOutF32Box8 ? kBlockM * kBlockN * 2 : 0;
   static constexpr int kAtomABytes = kBlockM * kBlockK;  // one atom of the A tile: its rows x 128 bytes
   static constexpr int kAtomBBytes = kBlockN * kBlockK;
   static constexpr int kABytes = kAtomABytes * kAtoms;
   static constexpr int kBBytes = kAtomBBytes * kAtoms;
   static constexpr int kSfbFloats = kSfbPerRow ? kBlockN : 4;
-  static constexpr int kOutBytes = kOutViaSmem ? kBlockM * kBlockN * 2 : 0;
   static constexpr int kStageBytes =
       kABytes + kBBytes + kBlockM * 4 + kSfbFloats * 4 + static_cast<int>(sizeof(StageInfo)) + 16;
   static constexpr int kHeldBytes = 256;  // each consumer warp's copy of its item's StageInfo
@@ -1800,13 +1805,52 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto write_slab = [&](const int w) {
       float* acc_w = acc + w * kAccs;
       const int slab = w * T::kWaveRows + warpgroup * 64;
-      if (T::kOutViaSmem && args.tma_out && owns_slab(w) && !(flags & kZero)) {
+      if ((T::kOutViaSmem || T::kOutF32Box8) && args.tma_out && owns_slab(w) && !(flags & kZero)) {
         uint8_t* out = smem_out + slab * kBlockN * 2;
         const int row0 = where.d_row0() + slab;
-        if (!args.d_f32) {
-          // A bf16 C (D itself or not) is read here, before this slab's store can overwrite it.
-          if (args.c != nullptr) add_c(acc_w, w);
-          store_slab_bf16(w);
+        if constexpr (T::kOutViaSmem) {
+          if (!args.d_f32) {
+            // A bf16 C (D itself or not) is read here, before this slab's store can overwrite it.
+            if (args.c != nullptr) add_c(acc_w, w);
+            store_slab_bf16(w);
+            return;
+          }
+        }
+        // Note [float32 in 8-column boxes] (the host takes this path for float32 D only): box q,
+        // row r at q * 2048 + r * 32 bytes; rounds of eight boxes, the last one shorter.
+        if constexpr (T::kOutF32Box8) {
+          constexpr int kBoxes = kBlockN / 8, kPerRound = 8;
+#pragma unroll
+          for (int b0 = 0; b0 < kBoxes; b0 += kPerRound) {
+            if (wg_thread == 0 && stores_pending) p::tma_store_wait_read();
+            p::named_barrier_sync(1 + warpgroup, 128);
+#pragma unroll
+            for (int j = b0; j < b0 + kPerRound && j < kBoxes; ++j) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const int r = wg_warp * 16 + lane / 4 + 8 * h;
+                const int offset = (j - b0) * 2048 + r * 32 + (lane % 4) * 8;
+                *reinterpret_cast<float2*>(out + offset) = make_float2(acc_w[4 * j + 2 * h], acc_w[4 * j + 2 * h + 1]);
+              }
+            }
+            p::fence_async_shared();
+            p::named_barrier_sync(1 + warpgroup, 128);
+            if (wg_thread == 0) {
+#pragma unroll
+              for (int j = b0; j < b0 + kPerRound && j < kBoxes; ++j) {
+                const int col = n0 + 8 * j;
+                if (col >= args.n) continue;
+                if (args.out_add) {
+                  tma_reduce_add_3d(&tm_d, out + (j - b0) * 2048, col, row0, where.z());
+                } else {
+                  tma_store_3d_as(l2_hint_at(args.l2_hints, kL2ShiftD), &tm_d, out + (j - b0) * 2048, col, row0,
+                                  where.z());
+                }
+              }
+              p::tma_store_commit();
+              stores_pending = true;
+            }
+          }
           return;
         }
         // float32: the buffer holds half the slab's columns as boxes of 64 rows x 16 columns

@@ -55,11 +55,9 @@ def _waves(m: int, n: int, bm: int, bn: int) -> int:
     return math.ceil(math.ceil(m / bm) * math.ceil(n / bn) / SMS)
 
 
-def _wide_pays(m: int, n: int, bn: int, f32: bool) -> bool:
+def _wide_pays(m: int, n: int, bn: int) -> bool:
     """The rule for a per-row tile wider than 128 columns: its waves times its width within 90% of
-    128x128's, and a float32 D only on a width that writes through the TMA unit (a multiple of 32)."""
-    if f32 and bn % 32 != 0:
-        return False
+    128x128's."""
     return _waves(m, n, 128, bn) * bn * 10 <= _waves(m, n, 128, 128) * 128 * 9
 
 
@@ -72,15 +70,13 @@ def test_wide_per_row_tiles_only_where_they_save_waves(picks_tool: Path, route: 
     assert len(rows) == 14  # seven problems, float32 D with C and bf16 D
     widths = set()
     for r in rows:
-        m, n, f32 = int(r["m"]), int(r["n"]), "f32" in str(r["family"])
-        paying = {bn for bn in (136, 160) if _wide_pays(m, n, bn, f32)}
+        m, n = int(r["m"]), int(r["n"])
+        paying = {bn for bn in (136, 160) if _wide_pays(m, n, bn)}
         assert int(r["bm"]) == 128, r
         assert int(r["bn"]) in (paying or {128}), (r, paying)
-        widths.add((int(r["bn"]), f32))
-    # 576 x 4096: one wave of 128x160 against two; 2112 x 4096: four of 128x136 against five (bf16
-    # D only; float32 D keeps 128x128 there).
-    assert {(160, True), (160, False), (136, False), (128, True)} <= widths, widths
-    assert (136, True) not in widths, widths
+        widths.add(int(r["bn"]))
+    # 576 x 4096: one wave of 128x160 against two; 2112 x 4096: four of 128x136 against five.
+    assert widths == {128, 136, 160}, widths
 
 
 def test_several_k_groups_keep_the_wide_tile(picks_tool: Path) -> None:
