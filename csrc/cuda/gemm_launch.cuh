@@ -107,8 +107,9 @@ constexpr int k_block_values(bool bf16, int block_m, int block_n) {
 // which brought the family to 1.03x upstream in-run.  (128x192 per-row spills 478-644 bytes in all
 // three kernels; 256x128 per-row 2.2-2.6 KB.)
 // 128x136 (17 groups of 8 columns; float32 D through the TMA unit in 8-column boxes, bf16 D from
-// registers) is for Wgrad problems whose 128x128 tiles spill just past a whole number of waves: 2112 x 4096 makes 544 tiles of 128x128, 4.12
-// waves on 132 SMs, so 5, and 527 of 128x136, 3.99, so 4 (wide_row_saves_waves in gemm.cu).
+// registers) is for Wgrad problems whose 128x128 tiles run just past a whole number of waves:
+// 2112 x 4096 makes 544 tiles of 128x128, 4.12 waves on 132 SMs, so 5, and 527 of 128x136, 3.99,
+// so 4 (wide_row_saves_waves in gemm.cu).
 #define DG_FP8_GEMM_SHAPES_ROW_WIDE(X) X(128, 136, true, false, 0) X(128, 160, true, false, 0)
 #define DG_BF16_GEMM_SHAPES(X) \
   X(64, 64, false, true, 0) X(64, 128, false, true, 0) X(64, 192, false, true, 0) X(64, 256, false, true, 0) \
