@@ -1552,6 +1552,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           [[maybe_unused]] const int j0 = (c % kChunksPerWave) * (kChunkN / 8);  // the chunk's first 8-column group
           float* acc_w = acc + w * kAccs;
           if constexpr (kSfbPerRow) {
+            // Note [per-row K loop]: one m64 chain per K block, scales read before it goes out.
+            // Measured slower on the H100 (forty-seventh session, two builds, same bits, old time
+            // over new): the scales read after the chain is out (Wgrad float32 2112x4096x7168
+            // 0.919, 7168x4096x2048 0.895, bf16 D 0.852; ptxas then issues the chain's last wgmma
+            // behind the products' FMULs, which wait for the loads); the K loop unrolled by 2
+            // (0.825-0.974, geomean 0.885) or by 4 (geomean 0.902).  A whole float32 tile in the
+            // output buffer (one round, no wait inside the epilogue, a stage fewer) was level
+            // (0.959-1.004, geomean 0.988).
 #pragma unroll
             for (int jj = 0; jj < kChunkN / 8; ++jj) {
               const int j = j0 + jj;
@@ -1806,7 +1814,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       float* acc_w = acc + w * kAccs;
       const int slab = w * T::kWaveRows + warpgroup * 64;
       if ((T::kOutViaSmem || T::kOutF32Box8) && args.tma_out && owns_slab(w) && !(flags & kZero)) {
-        uint8_t* out = smem_out + slab * kBlockN * 2;
+        [[maybe_unused]] uint8_t* out = smem_out + slab * kBlockN * 2;
         const int row0 = where.d_row0() + slab;
         if constexpr (T::kOutViaSmem) {
           if (!args.d_f32) {
