@@ -127,10 +127,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // A bf16 C (D itself or not) is added in registers before the TMA store (not K-grouped: those
   // D are float32).
   const bool c_in_regs = p.c != nullptr && !f32 && !k_grouped;
-  const bool tma_out = (f32 ? T::kOutViaSmemF32 || T::kOutF32Box8 : T::kOutViaSmem) &&
-                       (p.c == nullptr || (f32 && (c_is_d || c_copyable)) || c_in_regs) &&
-                       (p.ldd * d_bytes) % 16 == 0 && (d_z * d_bytes) % 16 == 0 &&
-                       reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
+  const bool tma_out =
+      (f32 ? T::kOutF32ViaTma : T::kOutViaSmem) && (p.c == nullptr || (f32 && (c_is_d || c_copyable)) || c_in_regs) &&
+      (p.ldd * d_bytes) % 16 == 0 && (d_z * d_bytes) % 16 == 0 && reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
   if (tma_out) {
     // Boxes of 64 rows and 64 bytes (16 float32 or 32 bf16 columns, 64-byte swizzle), or of 32
     // bytes for a bf16 tile whose width is an odd multiple of 16 (32-byte swizzle), or for float32

@@ -194,6 +194,8 @@ struct Traits {
   // columns (32-byte rows: a warp's paired stores of one 8-column group fill 256 contiguous
   // bytes), eight boxes per round; its bf16 D still leaves from registers.
   static constexpr bool kOutF32Box8 = kSfbPerRow && kBlockN % 32 != 0;
+  static constexpr bool kOutF32ViaTma = f32_out_via_tma(kSfbPerRow, kBlockN);
+  static_assert(kOutF32ViaTma == (kOutViaSmemF32 || kOutF32Box8), "float32 D leaves by one of the two box forms");
   static constexpr int kOutBytes = kOutViaSmem || kOutF32Box8 ? kBlockM * kBlockN * 2 : 0;
   static constexpr int kAtomABytes = kBlockM * kBlockK;  // one atom of the A tile: its rows x 128 bytes
   static constexpr int kAtomBBytes = kBlockN * kBlockK;

@@ -79,6 +79,11 @@ constexpr int k_atoms_per_stage(bool bf16, int block_m, int block_n) {
 constexpr int k_block_values(bool bf16, int block_m, int block_n) {
   return k_atom_values(bf16) * k_atoms_per_stage(bf16, block_m, block_n);
 }
+// Whether a tile's float32 D leaves through the output buffer and the TMA unit (16-column boxes
+// where BLOCK_N is a multiple of 32; a per-row FP8 tile of another width in 8-column boxes, Note
+// [float32 in 8-column boxes]) rather than from registers: the kernel's Traits, the launcher and
+// the cost model (gemm.cu) all take it from here.
+constexpr bool f32_out_via_tma(bool sfb_per_row, int block_n) { return block_n % 32 == 0 || sfb_per_row; }
 
 // The compiled shapes: X(BLOCK_M, BLOCK_N, SFB per row, BF16 operands, MN-major operands: bit 0
 // A, bit 1 B).
