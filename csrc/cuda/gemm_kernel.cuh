@@ -1385,11 +1385,14 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     // row instead of four, and a block's MMA latency overlaps its neighbour's.  Measured on the
     // H200 (same build, pairing on and off): 64x7168x16384 41.7 against 42.6 us, 64x7168x2048
     // 10.3 against 10.5; 128-row tiles, whose two math warpgroups already overlap each other,
-    // lost (128x64 at 128x7168x16384: 45.9 against 44.1), so they stay unpaired.  Both stages
-    // are waited for before either block's MMAs go out, and both are drained before the loop
-    // comes round, so no wgmma is in flight across a back edge or an mbarrier wait's retry
-    // loop (where ptxas would serialise every wgmma, C7514).  The sums are those of the
-    // unpaired loop, in the same order: the bits do not change.
+    // lost (128x64 at 128x7168x16384: 45.9 against 44.1), so they stay unpaired.  The narrow
+    // decode tiles gain too (H100, 2026-12-06, a second build with 64x16 and 64x32 unpaired,
+    // five rounds, same bits): 128x2112x7168 at 64x32 15.2 against 15.9 us, 64x2112x7168 at
+    // 64x16 15.8 against 16.2, although upstream's 64x16 loop issues each block as soon as its
+    // own stage is full.  Both stages are waited for before either block's MMAs go out, and
+    // both are drained before the loop comes round, so no wgmma is in flight across a back
+    // edge or an mbarrier wait's retry loop (where ptxas would serialise every wgmma, C7514).
+    // The sums are those of the unpaired loop, in the same order: the bits do not change.
     constexpr bool kPairBlocks = !kBf16 && !kSfbPerRow && kChunks == 1 && kBlockM == 64 && kBlockN <= 96;
     int kb_single = 0;  // the first K block the unpaired loop below takes
     if constexpr (kPairBlocks) {
