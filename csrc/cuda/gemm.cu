@@ -132,9 +132,9 @@ double estimate_ns(const GemmProblem& p, const Compiled& c, int num_sms) {
   // Float32 D written from registers (f32_out_via_tma false: BLOCK_N no multiple of 32, block
   // SFB) is slower than the TMA path, charged as three times the bytes.  Bf16 D of a width that is
   // no multiple of 32 leaves in 16-column boxes (kOutBoxCols) or from registers: twice a 32-column
-  // tile's TMA stores per slab, charged as twice the bytes.  On the H100 (forty-fifth session, one process, 12 rounds)
-  // 4096x7168x576 ran 128x176 in 56.8 us (10 waves) against 128x160's 44.3, 128x128's 45.5 and 256x128's 44.5; without
-  // the bf16 term the model picked 128x176.
+  // tile's TMA stores per slab, charged as twice the bytes.  On the H100 (forty-fifth session, one
+  // process, 12 rounds) 4096x7168x576 ran 128x176 in 56.8 us (10 waves) against 128x160's 44.3,
+  // 128x128's 45.5 and 256x128's 44.5; without the bf16 term the model picked 128x176.
   const double narrow_out =
       f32 ? (gemm_detail::f32_out_via_tma(c.sfb_per_row, c.block_n) ? 1.0 : 3.0) : (c.block_n % 32 == 0 ? 1.0 : 2.0);
   const double out_bytes = (f32 ? 4.0 : 2.0) * (p.c != nullptr ? 3.0 : 1.0) * narrow_out;

@@ -180,10 +180,17 @@ def test_every_kernel_shape_in_a_cuda_graph(
 
 @pytest.mark.parametrize("c_form", ["c_is_d", "separate_c", "bf16_c"])
 @pytest.mark.parametrize("shape", SHAPES, ids=SHAPE_IDS)
-def test_every_kernel_shape_accumulates(shape: GemmShape, c_form: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each compiled shape, forced: D = C + A B^T through every output path, with a K tail."""
+def test_every_kernel_shape_accumulates(
+    shape: GemmShape, c_form: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Each compiled shape, forced: D = C + A B^T through every output path, with a K tail.  A
+    per-row shape with a float32 D is the Wgrad form, which the one-K-group route runs on the
+    uniform K-grouped kernel (test_per_row_shapes_accumulate_float32_on_the_general_kernel takes
+    the route off)."""
     cfg, per_row, bm, bn = shape.config, shape.sfb_per_row, shape.block_m, shape.block_n
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", cfg)
+    monkeypatch.setenv("DG_GEMM_ROW_AS_K_GROUP", "1")
+    monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
     m, n, k = 2 * bm + 24, 3 * bn - 16, 720
     ops, ref = _operands(m, n, k, per_row_b=per_row)
     recipe = (1, 1, 128) if per_row else None
@@ -196,6 +203,9 @@ def test_every_kernel_shape_accumulates(shape: GemmShape, c_form: str, monkeypat
         d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
         _run("nt", ops, d, c, recipe)
     assert calc_diff(d, ref + c.double()) < 2e-5
+    printed = capfd.readouterr().err
+    # layout=5: the K-grouped problem of one group, which the route makes of the Wgrad form.
+    assert ("layout=5 " in printed) == (per_row and dtype == torch.float), printed
 
 
 @pytest.mark.parametrize("c_form", ["c_is_d", "separate_c"])
