@@ -411,7 +411,10 @@ __host__ __device__ __forceinline__ void band_tile(const KernelArgs& args, int m
 // second tile may lie past the matrix (an odd tile count), and then it loads zeros, feeds its
 // partner's half, and writes nothing.  (FP8 pairs, built and measured on the H200, ran 5-20%
 // slower than single CTAs at m = 4096, their consumers waiting longer for data:
-// docs/performance.md, fifteenth session.)
+// docs/performance.md, fifteenth session.  Per-row FP8 (Wgrad) pairs sharing B at 128x128, built
+// and timed on the H100 against the same tile single, both on the general kernel (forty-ninth
+// session): float32 D 2112x4096x7168 0.958 (an odd M-tile count), 7168x4096x16384 1.004, bf16 D
+// 1.001 and 1.003; the default Wgrad route, one K group, stayed faster than either.)
 constexpr int kCastNone = 0, kCastA = 1, kCastB = 2;
 
 // (dense_units and dense_tile also run on the host: tools/tma_probe.cu walks the same order.)
