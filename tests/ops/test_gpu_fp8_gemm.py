@@ -18,7 +18,7 @@ import torch
 import deep_gemm
 from deep_gemm.testing import calc_diff
 from deep_gemm.utils import per_block_cast_to_fp8, per_token_cast_to_fp8
-from tests.support.kernels import GemmShape, compiled_gemm_shapes
+from tests.support.kernels import GemmShape, compiled_gemm_shapes, printed_layout
 from tests.support.operands import spread_blocks
 from tests.support.profiling import cuda_kernel_names
 
@@ -204,8 +204,8 @@ def test_every_kernel_shape_accumulates(
         _run("nt", ops, d, c, recipe)
     assert calc_diff(d, ref + c.double()) < 2e-5
     printed = capfd.readouterr().err
-    # layout=5: the K-grouped problem of one group, which the route makes of the Wgrad form.
-    assert ("layout=5 " in printed) == (per_row and dtype == torch.float), printed
+    # The K-grouped problem of one group, which the route makes of the Wgrad form.
+    assert (printed_layout("kKGrouped") in printed) == (per_row and dtype == torch.float), printed
 
 
 @pytest.mark.parametrize("c_form", ["c_is_d", "separate_c"])
@@ -233,7 +233,7 @@ def test_per_row_shapes_accumulate_float32_on_the_general_kernel(
     assert calc_diff(d, ref + c.double()) < 2e-5
     printed = capfd.readouterr().err
     assert shape.printed in printed
-    assert "layout=0 " in printed, printed  # the dense problem itself (layout 5 would be the route)
+    assert printed_layout("kDense") in printed, printed  # the problem itself, not the one-K-group route
 
 
 def _same_bits_under_switch(

@@ -1,5 +1,6 @@
 """The compiled shapes of the native GEMM kernel, read from the one list that defines them
-(the X(...) lists of csrc/cuda/gemm_launch.cuh), for the tests and benchmarks that force each."""
+(the X(...) lists of csrc/cuda/gemm_launch.cuh), for the tests and benchmarks that force each;
+and the problem layouts' codes as DG_PRINT_CONFIGS prints them (GemmLayout, csrc/cuda/gemm.h)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 LAUNCH_HEADER = Path(__file__).resolve().parents[2] / "csrc" / "cuda" / "gemm_launch.cuh"
+GEMM_HEADER = LAUNCH_HEADER.with_name("gemm.h")
 
 
 class GemmShape(NamedTuple):
@@ -48,3 +50,11 @@ def compiled_gemm_shapes() -> list[GemmShape]:
     cast = re.findall(r"W\((\d+), (\d+), (\d+)\)", text)
     shapes |= {GemmShape(int(m), int(n), False, True, 0, 1, int(c)) for m, n, c in cast}
     return sorted(shapes)
+
+
+def printed_layout(name: str) -> str:
+    """How DG_PRINT_CONFIGS=1 names a problem of GemmLayout `name` (e.g. "kKGrouped")."""
+    enum = re.search(r"enum class GemmLayout : int \{([^}]*)\}", GEMM_HEADER.read_text())
+    assert enum is not None, f"GemmLayout not found in {GEMM_HEADER}"
+    codes = dict(re.findall(r"(k\w+) = (\d+)", enum.group(1)))
+    return f"layout={codes[name]} "
