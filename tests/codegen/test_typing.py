@@ -77,14 +77,12 @@ def mypy_output(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tupl
     wrong = tmp_path_factory.mktemp("typing") / "wrong_calls.py"
     wrong.write_text(WRONG_CALLS)
     cmd = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(ROOT / ".mypy_cache"), "--no-pretty"]
-    proc = subprocess.run(
-        [*cmd, "--show-error-codes", str(EXAMPLE), str(wrong)], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    files = [str(EXAMPLE), str(wrong)]
+    proc = subprocess.run([*cmd, "--show-error-codes", *files], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr  # 2 would be a crash or a usage error
     # mypy checked both files: its closing line says so, with or without errors.
-    closing = (
-        r"^(Found \d+ errors? in \d+ files? \(checked 2 source files\)|Success: no issues found in 2 source files)$"
-    )
+    checked = f"{len(files)} source files"
+    closing = rf"^(Found \d+ errors? in \d+ files? \(checked {checked}\)|Success: no issues found in {checked})$"
     summary = re.search(closing, proc.stdout, re.M)
     assert summary is not None, proc.stdout + proc.stderr
     out: dict[str, list[tuple[int, str, str]]] = {EXAMPLE.name: [], wrong.name: []}

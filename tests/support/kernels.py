@@ -4,6 +4,7 @@ and the problem layouts' codes as DG_PRINT_CONFIGS prints them (GemmLayout, csrc
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -52,9 +53,14 @@ def compiled_gemm_shapes() -> list[GemmShape]:
     return sorted(shapes)
 
 
-def printed_layout(name: str) -> str:
-    """How DG_PRINT_CONFIGS=1 names a problem of GemmLayout `name` (e.g. "kKGrouped")."""
+@functools.cache
+def layout_codes() -> dict[str, int]:
+    """GemmLayout's members and their codes, read from csrc/cuda/gemm.h."""
     enum = re.search(r"enum class GemmLayout : int \{([^}]*)\}", GEMM_HEADER.read_text())
     assert enum is not None, f"GemmLayout not found in {GEMM_HEADER}"
-    codes = dict(re.findall(r"(k\w+) = (\d+)", enum.group(1)))
-    return f"layout={codes[name]} "
+    return {name: int(code) for name, code in re.findall(r"(k\w+) = (\d+)", enum.group(1))}
+
+
+def printed_layout(name: str) -> str:
+    """How DG_PRINT_CONFIGS=1 names a problem of GemmLayout `name` (e.g. "kKGrouped")."""
+    return f"layout={layout_codes()[name]} "
