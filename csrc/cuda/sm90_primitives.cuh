@@ -30,10 +30,42 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
+// Note [barrier watchdog]: built with -DDG_MBAR_WATCHDOG, every barrier wait traps once it has
+// waited about 2^31 cycles (a second at 2 GHz), so that a kernel whose barrier counts or
+// transaction bytes do not add up fails its launch with an error instead of running until the
+// process is killed.  A debugging build only: the wait then costs a clock read per retry.
+#ifdef DG_MBAR_WATCHDOG
+template <bool kCluster>
+__device__ __forceinline__ void mbar_wait_watched(uint64_t* bar, uint32_t parity) {
+  const long long start = clock64();
+  while (true) {
+    uint32_t done = 0;
+    if constexpr (kCluster) {
+      asm volatile(
+          "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(smem_addr(bar)), "r"(parity)
+          : "memory");
+    } else {
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(smem_addr(bar)), "r"(parity)
+                   : "memory");
+    }
+    if (done) return;
+    if (clock64() - start > (1ll << 31)) __trap();
+  }
+}
+#endif
+
 // Waits for the phase of `parity` to complete, retrying inside one asm block.  (On its own this
 // did not move the GEMM consumers' loop state into uniform registers; the dense kernel's own
 // schedule did, see gemm_kernel.cuh.)
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+#ifdef DG_MBAR_WATCHDOG
+  mbar_wait_watched<false>(bar, parity);
+#else
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
@@ -43,11 +75,15 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
       "}\n" ::"r"(smem_addr(bar)),
       "r"(parity)
       : "memory");
+#endif
 }
 
 // Waits as mbar_wait, with acquire at cluster scope: for a barrier that another CTA of the
 // cluster arrives on (its earlier shared-memory accesses are then ordered before ours).
 __device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity) {
+#ifdef DG_MBAR_WATCHDOG
+  mbar_wait_watched<true>(bar, parity);
+#else
   asm volatile(
       "{\n"
       ".reg .pred p;\n"
@@ -57,6 +93,7 @@ __device__ __forceinline__ void mbar_wait_cluster(uint64_t* bar, uint32_t parity
       "}\n" ::"r"(smem_addr(bar)),
       "r"(parity)
       : "memory");
+#endif
 }
 
 // Arrives on the barrier at `bar`'s offset in CTA `cta_rank` of this cluster, with the default
