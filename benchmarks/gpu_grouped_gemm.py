@@ -25,7 +25,10 @@ general kernel).  `--tiles 128x128,...` also times those forced tiles, interleav
 with the pick, and `--variant NAME:KEY=VALUE,...` the kernels' per-launch switches (e.g.
 `--variant skip:DG_GEMM_SKIP_IDLE_WAVES=1`): each variant's result is checked against the
 reference first, and each case and family prints its paired ratios and verdict
-(benchmarks/variants.py).
+(benchmarks/variants.py).  `--sfa-mn-major` passes SFA of the FP8 M-grouped cases M-major, as
+get_mn_major_tma_aligned_tensor gives it (prepared once, for ours and `--other` alike, as
+gpu_gemm.py does): the layout upstream's own tests pass, where the default K-major SFA makes
+upstream transpose it inside the timed call.
 """
 
 from __future__ import annotations
@@ -278,10 +281,12 @@ class ContiguousOperands:
     per-row ids or psum ends, and the op call.  The group sizes are drawn from the problem's own
     seed, so both layouts of one problem have the same groups."""
 
-    def __init__(self, groups: int, total: int, n: int, k: int, use_psum: bool) -> None:
+    def __init__(self, groups: int, total: int, n: int, k: int, use_psum: bool, sfa_mn_major: bool = False) -> None:
         self.sizes = sizes_for(groups, total, total // groups, random.Random(f"{groups}x{total}x{n}x{k}"))
         self.m = sum(self.sizes)
         self.a, self.sfa = per_token_cast_to_fp8(torch.randn(self.m, k, device="cuda"), use_ue8m0=False)
+        if sfa_mn_major:
+            self.sfa = deep_gemm.get_mn_major_tma_aligned_tensor(self.sfa)
         self.b, self.sfb = grouped_b(groups, n, k)
         self.starts = [sum(self.sizes[:g]) for g in range(groups)]
         if use_psum:
@@ -301,9 +306,11 @@ class ContiguousOperands:
         return torch.tensor(ends, dtype=torch.int32, device="cuda")
 
 
-def contiguous_case(key: tuple[int, int, int, int], use_psum: bool, repeats: int, flush: torch.Tensor) -> dict:
+def contiguous_case(
+    key: tuple[int, int, int, int], use_psum: bool, repeats: int, flush: torch.Tensor, sfa_mn_major: bool = False
+) -> dict:
     groups, total, n, k = key
-    ours = ContiguousOperands(groups, total, n, k, use_psum)
+    ours = ContiguousOperands(groups, total, n, k, use_psum, sfa_mn_major)
     sizes, m, starts, d = ours.sizes, ours.m, ours.starts, ours.d
     a, sfa, b, sfb = ours.a, ours.sfa, ours.b, ours.sfb
     g = random.randrange(groups)
@@ -329,13 +336,17 @@ class MaskedOperands:
     """An M-grouped masked FP8 problem (groups x expected m x n x k): max_m 4096 rows per group,
     masked_m drawn in [0.7, 1.3] x the expected m, expected_m passed as 1.2 x it, and the op call."""
 
-    def __init__(self, groups: int, expected: int, n: int, k: int, max_m: int = 4096) -> None:
+    def __init__(
+        self, groups: int, expected: int, n: int, k: int, max_m: int = 4096, sfa_mn_major: bool = False
+    ) -> None:
         self.counts = [min(max_m, int(expected * random.uniform(0.7, 1.3))) for _ in range(groups)]
         a, sfa = zip(
             *(per_token_cast_to_fp8(torch.randn(max_m, k, device="cuda"), use_ue8m0=False) for _ in range(groups)),
             strict=True,
         )
         self.a_t, self.sfa_t = torch.stack(a), torch.stack(sfa)  # (the per-group tensors are dropped)
+        if sfa_mn_major:
+            self.sfa_t = deep_gemm.get_mn_major_tma_aligned_tensor(self.sfa_t)
         self.b, self.sfb = grouped_b(groups, n, k)
         self.masked_m = torch.tensor(self.counts, dtype=torch.int32, device="cuda")
         self.d = torch.empty(groups, max_m, n, device="cuda", dtype=torch.bfloat16)
@@ -346,9 +357,9 @@ class MaskedOperands:
         mod.m_grouped_fp8_gemm_nt_masked(lhs, rhs, self.d, self.masked_m, self.hint)
 
 
-def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor) -> dict:
+def masked_case(key: tuple[int, int, int, int], repeats: int, flush: torch.Tensor, sfa_mn_major: bool = False) -> dict:
     groups = key[0]
-    ours = MaskedOperands(*key)
+    ours = MaskedOperands(*key, sfa_mn_major=sfa_mn_major)
     counts, a_t, sfa_t, b, sfb, d = ours.counts, ours.a_t, ours.sfa_t, ours.b, ours.sfb, ours.d
 
     g = random.randrange(groups)
@@ -454,6 +465,9 @@ def main() -> None:
     )
     parser.add_argument("--other", default=None, help="a second DeepGEMM-compatible module to time side by side")
     parser.add_argument("--head-start-cycles", type=int, default=0, help="GPU spin before each timed call")
+    parser.add_argument(
+        "--sfa-mn-major", action="store_true", help="FP8 M-grouped cases: SFA M-major (get_mn_major_tma_aligned_tensor)"
+    )
     args = parser.parse_args()
     set_head_start(args.head_start_cycles)
     VARIANTS.extend(variants_from_args(args.variant, args.tiles))
@@ -464,10 +478,19 @@ def main() -> None:
     rows: list[tuple[str, str, float | None, dict]] = []
     cases: list[tuple[str, tuple[int, int, int, int], float | None, Callable[[], dict]]] = []
     for key, up in CONTIGUOUS.items():
-        cases.append(("contiguous", key, up, lambda key=key: contiguous_case(key, False, args.repeats, flush)))
-        cases.append(("contiguous_psum", key, up, lambda key=key: contiguous_case(key, True, args.repeats, flush)))
+        cases.append(
+            ("contiguous", key, up, lambda key=key: contiguous_case(key, False, args.repeats, flush, args.sfa_mn_major))
+        )
+        cases.append(
+            (
+                "contiguous_psum",
+                key,
+                up,
+                lambda key=key: contiguous_case(key, True, args.repeats, flush, args.sfa_mn_major),
+            )
+        )
     for key, up in MASKED.items():
-        cases.append(("masked", key, up, lambda key=key: masked_case(key, args.repeats, flush)))
+        cases.append(("masked", key, up, lambda key=key: masked_case(key, args.repeats, flush, args.sfa_mn_major)))
     for key, up in BF16_CONTIGUOUS.items():
         cases.append(("bf16_contiguous", key, up, lambda key=key: bf16_contiguous_case(key, args.repeats, flush)))
     for key, up in BF16_MASKED.items():
