@@ -38,6 +38,7 @@ import importlib
 import random
 import statistics
 from collections.abc import Callable
+from functools import partial
 from types import ModuleType
 
 import torch
@@ -478,17 +479,8 @@ def main() -> None:
     rows: list[tuple[str, str, float | None, dict]] = []
     cases: list[tuple[str, tuple[int, int, int, int], float | None, Callable[[], dict]]] = []
     for key, up in CONTIGUOUS.items():
-        cases.append(
-            ("contiguous", key, up, lambda key=key: contiguous_case(key, False, args.repeats, flush, args.sfa_mn_major))
-        )
-        cases.append(
-            (
-                "contiguous_psum",
-                key,
-                up,
-                lambda key=key: contiguous_case(key, True, args.repeats, flush, args.sfa_mn_major),
-            )
-        )
+        for family, psum in (("contiguous", False), ("contiguous_psum", True)):
+            cases.append((family, key, up, partial(contiguous_case, key, psum, args.repeats, flush, args.sfa_mn_major)))
     for key, up in MASKED.items():
         cases.append(("masked", key, up, lambda key=key: masked_case(key, args.repeats, flush, args.sfa_mn_major)))
     for key, up in BF16_CONTIGUOUS.items():
