@@ -1,7 +1,8 @@
 // Where an FP8 GEMM's time goes, tile by tile (Note [tile trace], csrc/cuda/gemm_trace.cuh): one
-// compiled tile shape of the sm90a kernel, built with DG_GEMM_TRACE, run on a dense or an
-// M-grouped masked problem of random operands (masked: group sizes drawn around the expected
-// rows, as the benchmarks draw them) with L2 flushed before every launch, and each CTA's items
+// compiled tile shape of the sm90a kernel, built with DG_GEMM_TRACE, run on a dense, an M-grouped
+// masked or an M-grouped contiguous problem (per-row ids or psum ends) of random operands (group
+// sizes drawn as the benchmarks draw them: masked around the expected rows, contiguous in
+// multiples of 128 rows around total / groups) with L2 flushed before every launch, and each CTA's items
 // split into the gap before them (the first stage's wait and the schedule), their K loop (and the
 // stage waits inside it) and their epilogue, per math warpgroup, with the producer's waits for
 // free stages and the last wave's tail.  Built without DG_GEMM_TRACE it times the same launches
@@ -15,6 +16,9 @@
 //     -Icsrc -I$CUTLASS tools/gemm_trace.cu -o build/gemm_trace_256x128
 //   build/gemm_trace_256x128 4096 4096 7168 [launches]
 //   build/gemm_trace_256x128 masked 32 4096 192 4096 2048 [launches]   (groups, max_m, expected_m, n, k)
+//   build/gemm_trace_256x128 contiguous 4 33024 6144 7168 [launches]    (groups, total rows, n, k; row ids)
+//   build/gemm_trace_256x128 psum 4 33024 6144 7168 [launches]          (the same groups as psum ends)
+//   DG_GEMM_LEAN=1 build/gemm_trace_256x128 contiguous ...   (the contiguous lean twin, where the tile has one)
 //   build/gemm_trace_256x128 --selftest       (the report on made-up records; no GPU needed)
 //   DG_GEMM_SWIZZLE=16 build/gemm_trace_256x128 4096 4096 7168   (bands of 16 N tiles, not 8)
 // benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
@@ -72,10 +76,11 @@ __global__ void fill_scales(float* out, uint64_t count, uint32_t seed) {
   }
 }
 
-// A [groups, m, k], B [groups, n, k], D [groups, m, n] (dense: one group); SFA per group MN-major
-// with its K columns 16-byte aligned (as the ops pass it), SFB per group [n / 128, k / 128].
+// A [groups, m, k], B [b_groups, n, k], D [groups, m, n] (dense and contiguous: one group of A and
+// D; masked: b_groups = groups); SFA per group MN-major with its K columns 16-byte aligned (as the
+// ops pass it), SFB per group [n / 128, k / 128].
 struct Operands {
-  int groups, m, n, k;
+  int groups, m, n, k, b_groups;
   __nv_fp8_e4m3 *a, *b;
   float *sfa, *sfb;
   __nv_bfloat16* d;
@@ -83,17 +88,20 @@ struct Operands {
   std::vector<int> masked_m;  // masked problems: rows per group (also on the device)
   int* masked_m_device = nullptr;
   int expected_m = 0;
+  std::vector<int> row_group;  // contiguous problems: each row's group (every row in one)
+  int* layout_device = nullptr;  // contiguous problems: row ids, or psum ends
+  bool psum = false;
 };
 
-Operands make_operands(int groups, int m, int n, int k) {
-  Operands o{groups, m, n, k};
+Operands make_operands(int groups, int m, int n, int k, int b_groups) {
+  Operands o{groups, m, n, k, b_groups};
   o.sfa_k = (m + 3) / 4 * 4;
   o.sfb_blocks_k = (k + 127) / 128;
   o.sfa_group = o.sfa_k * o.sfb_blocks_k;
   o.sfb_group = static_cast<int64_t>((n + 127) / 128) * o.sfb_blocks_k;
-  const uint64_t a_count = static_cast<uint64_t>(groups) * m * k, b_count = static_cast<uint64_t>(groups) * n * k;
+  const uint64_t a_count = static_cast<uint64_t>(groups) * m * k, b_count = static_cast<uint64_t>(b_groups) * n * k;
   const uint64_t sfa_count = static_cast<uint64_t>(groups) * o.sfa_group;
-  const uint64_t sfb_count = static_cast<uint64_t>(groups) * o.sfb_group;
+  const uint64_t sfb_count = static_cast<uint64_t>(b_groups) * o.sfb_group;
   CHECK(cudaMalloc(&o.a, a_count));
   CHECK(cudaMalloc(&o.b, b_count));
   CHECK(cudaMalloc(&o.sfa, sfa_count * 4));
@@ -118,16 +126,55 @@ void draw_masked(Operands& o, int expected_m) {
   CHECK(cudaMemcpy(o.masked_m_device, o.masked_m.data(), o.groups * sizeof(int), cudaMemcpyHostToDevice));
 }
 
+// Contiguous group sizes in multiples of 128 rows, each in [0.7, 1.3] x total / groups, the last
+// taking the rest (at least 128), as benchmarks/gpu_grouped_gemm.py's sizes_for draws them: each
+// row's group, every row in one.
+std::vector<int> draw_row_groups(int groups, int total) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> factor(0.7, 1.3);
+  std::vector<int> sizes(groups);
+  int drawn = 0;
+  for (int g = 0; g + 1 < groups; ++g) {
+    sizes[g] = (static_cast<int>(total / groups * factor(rng)) + 127) / 128 * 128;
+    drawn += sizes[g];
+  }
+  sizes[groups - 1] = std::max(128, total - drawn);
+  std::vector<int> row_group;
+  for (int g = 0; g < groups; ++g) row_group.insert(row_group.end(), sizes[g], g);
+  return row_group;
+}
+
+// The contiguous layout on the device: the row ids, or each group's end row (psum).
+void set_contiguous_layout(Operands& o, std::vector<int> row_group, bool psum) {
+  std::vector<int> layout = row_group;
+  if (psum) {
+    layout.assign(o.b_groups, 0);
+    for (const int g : row_group) ++layout[g];
+    for (int g = 1; g < o.b_groups; ++g) layout[g] += layout[g - 1];
+  }
+  o.row_group = std::move(row_group);
+  o.psum = psum;
+  CHECK(cudaMalloc(&o.layout_device, layout.size() * sizeof(int)));
+  CHECK(cudaMemcpy(o.layout_device, layout.data(), layout.size() * sizeof(int), cudaMemcpyHostToDevice));
+}
+
 GemmProblem problem_of(const Operands& o, int num_sms) {
   GemmProblem p;
   p.m = o.m;
   p.n = o.n;
   p.k = o.k;
   p.ab_dtype = InDtype::kFp8E4m3;
-  p.layout = o.masked_m_device != nullptr ? GemmLayout::kMasked : GemmLayout::kDense;
-  p.groups = o.groups;
-  p.group_layout = o.masked_m_device;
-  p.expected_m = o.expected_m;
+  if (o.layout_device != nullptr) {
+    p.layout = o.psum ? GemmLayout::kPsum : GemmLayout::kRowIds;
+    p.groups = o.b_groups;
+    p.group_layout = o.layout_device;
+    p.expected_m = o.m / o.b_groups;
+  } else {
+    p.layout = o.masked_m_device != nullptr ? GemmLayout::kMasked : GemmLayout::kDense;
+    p.groups = o.groups;
+    p.group_layout = o.masked_m_device;
+    p.expected_m = o.expected_m;
+  }
   p.a = o.a;
   p.lda = o.k;
   p.b = o.b;
@@ -168,8 +215,9 @@ float bf16_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 // A few outputs against a float64 sum of the definition, so that a broken setup shows.
 double worst_relative_error(const Operands& o) {
   const size_t g = static_cast<size_t>(o.groups);
-  std::vector<__nv_fp8_e4m3> a(g * o.m * o.k), b(g * o.n * o.k);
-  std::vector<float> sfa(g * o.sfa_group), sfb(g * o.sfb_group);
+  const size_t bg = static_cast<size_t>(o.b_groups);
+  std::vector<__nv_fp8_e4m3> a(g * o.m * o.k), b(bg * o.n * o.k);
+  std::vector<float> sfa(g * o.sfa_group), sfb(bg * o.sfb_group);
   std::vector<__nv_bfloat16> d(g * o.m * o.n);
   CHECK(cudaMemcpy(a.data(), o.a, a.size(), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(b.data(), o.b, b.size(), cudaMemcpyDeviceToHost));
@@ -183,12 +231,13 @@ double worst_relative_error(const Operands& o) {
     const int rows = o.masked_m.empty() ? o.m : o.masked_m[z];
     if (rows == 0) continue;
     const int i = static_cast<int>(rng() % rows), j = static_cast<int>(rng() % o.n);
-    const size_t a_row = (static_cast<size_t>(z) * o.m + i) * o.k, b_row = (static_cast<size_t>(z) * o.n + j) * o.k;
+    const int zb = o.row_group.empty() ? z : o.row_group[i];  // B's group
+    const size_t a_row = (static_cast<size_t>(z) * o.m + i) * o.k, b_row = (static_cast<size_t>(zb) * o.n + j) * o.k;
     double sum = 0.0, scale = 0.0;
     for (int kk = 0; kk < o.k; ++kk) {
       const double term = static_cast<double>(static_cast<float>(a[a_row + kk])) * static_cast<float>(b[b_row + kk]) *
                           sfa[z * o.sfa_group + static_cast<size_t>(kk / 128) * o.sfa_k + i] *
-                          sfb[z * o.sfb_group + static_cast<size_t>(j / 128) * o.sfb_blocks_k + kk / 128];
+                          sfb[zb * o.sfb_group + static_cast<size_t>(j / 128) * o.sfb_blocks_k + kk / 128];
       sum += term;
       scale += std::fabs(term);
     }
@@ -294,24 +343,33 @@ int main(int argc, char** argv) {
     return 0;
   }
 #endif
-  const bool masked = argc > 1 && std::string(argv[1]) == "masked";
-  const int first = masked ? 2 : 1;  // the first size argument
-  const int sizes = masked ? 5 : 3;
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool masked = mode == "masked", psum = mode == "psum", contiguous = psum || mode == "contiguous";
+  const int first = masked || contiguous ? 2 : 1;  // the first size argument
+  const int sizes = masked ? 5 : contiguous ? 4 : 3;
   if (argc < first + sizes) {
-    std::fprintf(stderr, "usage: %s M N K [launches] | %s masked GROUPS MAX_M EXPECTED_M N K [launches]\n", argv[0],
-                 argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s M N K [launches] | %s masked GROUPS MAX_M EXPECTED_M N K [launches] | %s "
+                 "contiguous|psum GROUPS ROWS N K [launches]\n",
+                 argv[0], argv[0], argv[0]);
     return 2;
   }
-  const int groups = masked ? std::atoi(argv[first]) : 1;
-  const int m = std::atoi(argv[first + (masked ? 1 : 0)]);
+  const int groups = masked || contiguous ? std::atoi(argv[first]) : 1;
+  int m = std::atoi(argv[first + (masked || contiguous ? 1 : 0)]);
   const int expected_m = masked ? std::atoi(argv[first + 2]) : 0;
   const int n = std::atoi(argv[first + sizes - 2]), k = std::atoi(argv[first + sizes - 1]);
   const int launches = argc > first + sizes ? std::atoi(argv[first + sizes]) : 20;
   int device = 0, num_sms = 0;
   CHECK(cudaGetDevice(&device));
   CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  Operands o = make_operands(groups, m, n, k);
+  std::vector<int> row_group;
+  if (contiguous) {
+    row_group = draw_row_groups(groups, m);
+    m = static_cast<int>(row_group.size());  // the rows the groups cover
+  }
+  Operands o = make_operands(contiguous ? 1 : groups, m, n, k, groups);
   if (masked) draw_masked(o, expected_m);
+  if (contiguous) set_contiguous_layout(o, std::move(row_group), psum);
   const GemmProblem p = problem_of(o, num_sms);
   const GemmConfig cfg = config_of(p);
   cudaStream_t stream;
@@ -343,10 +401,11 @@ int main(int argc, char** argv) {
     if (i >= 3) times.push_back(ms * 1e3f);
   }
   const double error = worst_relative_error(o);
+  const char* kind_name = masked ? "masked " : psum ? "psum " : contiguous ? "contiguous " : "";
   std::printf(
       "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs, bands of %d%s: median %.1f us over %d launches (L2 "
       "flushed); worst relative error of 32 outputs against float64 %.2e\n",
-      masked ? "masked " : "", groups, masked ? expected_m : m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
+      kind_name, groups, masked ? expected_m : m, n, k, TRACE_BM, TRACE_BN, cfg.stages, cfg.num_ctas,
       cfg.swizzle,
 #ifdef DG_GEMM_TRACE
       " (traced)",
