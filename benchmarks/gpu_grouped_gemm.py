@@ -28,7 +28,10 @@ reference first, and each case and family prints its paired ratios and verdict
 (benchmarks/variants.py).  `--sfa-mn-major` passes SFA of the FP8 M-grouped cases M-major, as
 get_mn_major_tma_aligned_tensor gives it (prepared once, for ours and `--other` alike, as
 gpu_gemm.py does): the layout upstream's own tests pass, where the default K-major SFA makes
-upstream transpose it inside the timed call.
+upstream transpose it inside the timed call.  `--dense-rows` also times, for the FP8 contiguous
+families, one dense `fp8_gemm_nt` over the same rows against group 0's B (the same MMA work, the
+same SFA layout) in the same rounds, and prints ours/dense per case and family: what the
+contiguous schedule costs over the dense kernel's (docs/performance.md, fifty-fourth session).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import argparse
 import importlib
 import random
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from types import ModuleType
 
@@ -94,10 +97,15 @@ def peak_bytes(fn: Callable[[], None]) -> int:
 
 
 def time_pair(
-    ours: Callable[..., None], anchor: Callable[[], None], repeats: int, flush: torch.Tensor
-) -> tuple[float, float, float | None, list[tuple[str, float, Paired]]]:
+    ours: Callable[..., None],
+    anchor: Callable[[], None],
+    repeats: int,
+    flush: torch.Tensor,
+    extras: Sequence[tuple[str, Callable[[], None]]] = (),
+) -> tuple[float, float, float | None, list[tuple[str, float, Paired]], list[tuple[str, float, Paired]]]:
     """Median µs of ours and the anchor, interleaved, of the --other package's same call (ours(module)),
-    and, per variant (--tiles, --variant), ours under it: median µs and the paired ratios."""
+    per variant (--tiles, --variant) ours under it, and each extra call (a second anchor, e.g.
+    --dense-rows): median µs and the paired ratios ours / it."""
     others: list[Callable[[], None]] = []
     if OTHER:
         try:
@@ -105,15 +113,26 @@ def time_pair(
             others.append(lambda: ours(OTHER[0]))
         except Exception as e:  # a call the other package does not take (a layout it lacks here): time the rest
             print(f"  ({OTHER[0].__name__} refused this case: {type(e).__name__}: {str(e)[:160]})", flush=True)
-    fns: list[Callable[[], object]] = [ours, anchor, *others, *(under(ours, v) for v in VARIANTS)]
+    first_extra = 2 + len(others) + len(VARIANTS)
+    fns: list[Callable[[], object]] = [
+        ours,
+        anchor,
+        *others,
+        *(under(ours, v) for v in VARIANTS),
+        *(fn for _, fn in extras),
+    ]
     samples = time_gpu_samples(fns, repeats, flush)
     times = [statistics.median(t) for t in samples]
     t_other = times[2] if others else None
     by_variant = [
         (v.name, times[i], paired(samples[0], samples[i]))
-        for i, v in zip(range(2 + len(others), len(fns)), VARIANTS, strict=True)
+        for i, v in zip(range(2 + len(others), first_extra), VARIANTS, strict=True)
     ]
-    return times[0], times[1], t_other, by_variant
+    by_extra = [
+        (name, times[i], paired(samples[0], samples[i]))
+        for i, (name, _) in zip(range(first_extra, len(fns)), extras, strict=True)
+    ]
+    return times[0], times[1], t_other, by_variant, by_extra
 
 
 def measure(
@@ -124,15 +143,17 @@ def measure(
     repeats: int,
     flush: torch.Tensor,
     host_calls: int,
+    extras: Sequence[tuple[str, Callable[[], None]]] = (),
 ) -> dict:
-    """Device times of ours, the anchor and --other (interleaved), host time and peak extra memory of
-    ours.  `check` calls ours and returns calc_diff against the float64 reference; it runs once as
-    launched and once under each variant, before any timing."""
+    """Device times of ours, the anchor, --other and the extra calls (interleaved), host time and peak
+    extra memory of ours.  `check` calls ours and returns calc_diff against the float64 reference; it
+    runs once as launched and once under each variant, before any timing."""
     diff = check()
     variant_diffs = {v.name: under(check, v)() for v in VARIANTS}
-    t_ours, t_torch, t_other, by_variant = time_pair(ours, anchor, repeats, flush)
+    t_ours, t_torch, t_other, by_variant, by_extra = time_pair(ours, anchor, repeats, flush, extras)
     return {
         "variants": by_variant,
+        "extras": by_extra,
         "variant_diffs": variant_diffs,
         "m": m,
         "ours": t_ours,
@@ -308,7 +329,12 @@ class ContiguousOperands:
 
 
 def contiguous_case(
-    key: tuple[int, int, int, int], use_psum: bool, repeats: int, flush: torch.Tensor, sfa_mn_major: bool = False
+    key: tuple[int, int, int, int],
+    use_psum: bool,
+    repeats: int,
+    flush: torch.Tensor,
+    sfa_mn_major: bool = False,
+    dense_rows: bool = False,
 ) -> dict:
     groups, total, n, k = key
     ours = ContiguousOperands(groups, total, n, k, use_psum, sfa_mn_major)
@@ -330,7 +356,11 @@ def contiguous_case(
         for g2, r in enumerate(spans):
             torch._scaled_mm(a[r], b[g2].t(), scales[g2], sfb[g2].t(), out_dtype=torch.bfloat16, out=d_torch[r])
 
-    return measure(m, ours, anchor, check, repeats, flush, host_calls=50)
+    extras: list[tuple[str, Callable[[], None]]] = []
+    if dense_rows:  # the same MMA work as one dense problem: every row against group 0's B
+        d_dense = torch.empty_like(d)
+        extras.append(("dense-rows", lambda: deep_gemm.fp8_gemm_nt((a, sfa), (b[0], sfb[0]), d_dense)))
+    return measure(m, ours, anchor, check, repeats, flush, host_calls=50, extras=extras)
 
 
 class MaskedOperands:
@@ -469,6 +499,11 @@ def main() -> None:
     parser.add_argument(
         "--sfa-mn-major", action="store_true", help="FP8 M-grouped cases: SFA M-major (get_mn_major_tma_aligned_tensor)"
     )
+    parser.add_argument(
+        "--dense-rows",
+        action="store_true",
+        help="FP8 contiguous cases: also time one dense fp8_gemm_nt over the same rows (group 0's B)",
+    )
     args = parser.parse_args()
     set_head_start(args.head_start_cycles)
     VARIANTS.extend(variants_from_args(args.variant, args.tiles))
@@ -480,7 +515,8 @@ def main() -> None:
     cases: list[tuple[str, tuple[int, int, int, int], float | None, Callable[[], dict]]] = []
     for key, up in CONTIGUOUS.items():
         for family, psum in (("contiguous", False), ("contiguous_psum", True)):
-            cases.append((family, key, up, partial(contiguous_case, key, psum, args.repeats, flush, args.sfa_mn_major)))
+            run = partial(contiguous_case, key, psum, args.repeats, flush, args.sfa_mn_major, args.dense_rows)
+            cases.append((family, key, up, run))
     for key, up in MASKED.items():
         cases.append(("masked", key, up, lambda key=key: masked_case(key, args.repeats, flush, args.sfa_mn_major)))
     for key, up in BF16_CONTIGUOUS.items():
@@ -513,7 +549,8 @@ def main() -> None:
             f"({r['torch'] / r['ours']:.2f}x) | {versus} | diff {r['diff']:.1e} | host {r['host']:.1f} us"
             + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else "")
             + (f" | other {r['other']:.1f} ({r['other'] / r['ours']:.3f}x)" if r.get("other") else "")
-            + "".join(f" | {name} {t:.1f} ({pair})" for name, t, pair in r["variants"]),
+            + "".join(f" | {name} {t:.1f} ({pair})" for name, t, pair in r["variants"])
+            + "".join(f" | {name} {t:.1f} (ours/{name} {pair.median:.3f})" for name, t, pair in r.get("extras", [])),
             flush=True,
         )
         bound = 1e-5 if family.startswith(("bf16", "einsum", "k_grouped_bf16")) else 1e-3
@@ -558,6 +595,13 @@ def main() -> None:
                     f"\n{family}: geomean {OTHER[0].__name__}/ours (in-run) {statistics.geometric_mean(ratios):.3f}, "
                     f"worst {min(ratios):.3f}."
                 )
+    for family in dict.fromkeys(f for f, _, _, _ in rows):
+        for name in dict.fromkeys(name for f, _, _, r in rows if f == family for name, _, _ in r.get("extras", [])):
+            medians = [p.median for f, _, _, r in rows if f == family for x, _, p in r["extras"] if x == name]
+            lines.append(
+                f"\n{family}: {name}/ours (paired, in-run) geomean {1 / statistics.geometric_mean(medians):.3f}, "
+                f"worst {1 / max(medians):.3f}; below 1: ours slower than the same work as one dense problem."
+            )
     for family in dict.fromkeys(f for f, _, _, _ in rows):
         for v in VARIANTS:
             results = [pair for f, _, _, r in rows if f == family for name, _, pair in r["variants"] if name == v.name]

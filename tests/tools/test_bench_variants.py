@@ -208,6 +208,50 @@ def test_grouped_benchmark_times_and_checks_each_variant(bench_path: None, monke
     assert "DG_GEMM_SKIP_IDLE_WAVES" not in os.environ and "DG_SM90_GEMM_CONFIG" not in os.environ
 
 
+def test_grouped_benchmark_times_extra_calls_after_the_variants(
+    bench_path: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """measure(extras=...) (--dense-rows): each extra call runs in every round after the variants,
+    is never checked as a variant is, and comes back as its median and the paired ratios ours / it."""
+    import gpu_grouped_gemm as grouped
+    import variants
+
+    monkeypatch.delenv("DG_SM90_GEMM_CONFIG", raising=False)
+    log: list[str] = []
+
+    def fake_samples(fns: list[Callable[[], object]], repeats: int, flush: object) -> list[list[float]]:
+        rounds: list[list[float]] = [[] for _ in fns]
+        for r in range(repeats):
+            for i, fn in enumerate(fns):
+                fn()
+                rounds[i].append(100.0 + r if i != len(fns) - 1 else (100.0 + r) / 1.25)  # the extra: 25% faster
+        return rounds
+
+    checks: list[str] = []
+    monkeypatch.setattr(grouped, "time_gpu_samples", fake_samples)
+    monkeypatch.setattr(grouped, "time_host", lambda fn, calls: 1.0)
+    monkeypatch.setattr(grouped, "peak_bytes", lambda fn: 0)
+    monkeypatch.setattr(grouped, "OTHER", [])
+    monkeypatch.setattr(grouped, "VARIANTS", variants.variants_from_args([], "128x128"))
+    r = grouped.measure(
+        10,
+        lambda: log.append(f"ours cfg={os.environ.get('DG_SM90_GEMM_CONFIG')}"),
+        lambda: log.append("anchor"),
+        lambda: checks.append("check") or 1e-6,
+        3,
+        None,
+        host_calls=1,
+        extras=[("dense-rows", lambda: log.append("dense"))],
+    )
+    assert log == ["ours cfg=None", "anchor", "ours cfg=128x128", "dense"] * 3
+    assert checks == ["check", "check"]  # as launched and under the one variant, never the extra
+    assert [name for name, _, _ in r["variants"]] == ["128x128"]
+    ((name, t_dense, p_dense),) = r["extras"]
+    assert name == "dense-rows"
+    assert t_dense == pytest.approx(101.0 / 1.25)
+    assert p_dense.median == pytest.approx(1.25)  # ours / the extra: ours 25% slower
+
+
 def test_ratio_summary_line(bench_path: None) -> None:
     """gpu_gemm.ratio_summary: the geomean of other/ours ratios (the fourth root of their product
     here), the smallest, and the count at or above 1.0 (1.0 itself counts)."""
