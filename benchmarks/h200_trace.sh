@@ -17,16 +17,7 @@ source "$(dirname "$0")/h200_env.sh"
 CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
 mkdir -p build/trace
 start=$(date +%s)
-for tile in 256x128 128x192 128x176 128x128; do
-  bm=${tile%x*} bn=${tile#*x}
-  for traced in 1 0; do
-    flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DDG_WITH_CUDA
-           -DDG_WITH_SM90_KERNELS -DTRACE_BM="$bm" -DTRACE_BN="$bn" -Icsrc -I"$CUTLASS")
-    [ "$traced" = 1 ] && flags+=(-DDG_GEMM_TRACE)
-    name=build/trace/gemm_$([ "$traced" = 1 ] && echo trace || echo time)_$tile
-    nvcc "${flags[@]}" tools/gemm_trace.cu -o "$name" > "$name.log" 2>&1 &
-  done
-done
+start_trace_builds 256x128 128x192 128x176 128x128
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Icsrc -I"$CUTLASS" \
   tools/wgmma_probe.cu -o build/trace/wgmma_probe > build/trace/wgmma_probe.log 2>&1 &
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DDG_WITH_CUDA \

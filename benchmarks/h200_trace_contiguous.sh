@@ -15,16 +15,7 @@ CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dir
 mkdir -p build/trace
 start=$(date +%s)
 tiles="128x192 256x128"
-for tile in $tiles; do
-  bm=${tile%x*} bn=${tile#*x}
-  for traced in 1 0; do
-    flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -DDG_WITH_CUDA
-           -DDG_WITH_SM90_KERNELS -DTRACE_BM="$bm" -DTRACE_BN="$bn" -Icsrc -I"$CUTLASS")
-    [ "$traced" = 1 ] && flags+=(-DDG_GEMM_TRACE)
-    name=build/trace/gemm_$([ "$traced" = 1 ] && echo trace || echo time)_$tile
-    nvcc "${flags[@]}" tools/gemm_trace.cu -o "$name" > "$name.log" 2>&1 &
-  done
-done
+start_trace_builds $tiles
 wait
 echo "trace harness built in $(( $(date +%s) - start )) s"
 run() {  # run TILE ARGS...: the untraced time, then the trace
