@@ -550,7 +550,7 @@ def main() -> None:
             + (f" | peak {r['mem'] / 2**20:.1f} MiB" if "mem" in r else "")
             + (f" | other {r['other']:.1f} ({r['other'] / r['ours']:.3f}x)" if r.get("other") else "")
             + "".join(f" | {name} {t:.1f} ({pair})" for name, t, pair in r["variants"])
-            + "".join(f" | {name} {t:.1f} (ours/{name} {pair.median:.3f})" for name, t, pair in r.get("extras", [])),
+            + "".join(f" | {name} {t:.1f} (ours/{name} {pair.median:.3f})" for name, t, pair in r["extras"]),
             flush=True,
         )
         bound = 1e-5 if family.startswith(("bf16", "einsum", "k_grouped_bf16")) else 1e-3
@@ -596,8 +596,11 @@ def main() -> None:
                     f"worst {min(ratios):.3f}."
                 )
     for family in dict.fromkeys(f for f, _, _, _ in rows):
-        for name in dict.fromkeys(name for f, _, _, r in rows if f == family for name, _, _ in r.get("extras", [])):
-            medians = [p.median for f, _, _, r in rows if f == family for x, _, p in r["extras"] if x == name]
+        by_name: dict[str, list[float]] = {}
+        for _, _, _, r in (row for row in rows if row[0] == family):
+            for name, _, pair in r["extras"]:
+                by_name.setdefault(name, []).append(pair.median)
+        for name, medians in by_name.items():
             lines.append(
                 f"\n{family}: {name}/ours (paired, in-run) geomean {1 / statistics.geometric_mean(medians):.3f}, "
                 f"worst {1 / max(medians):.3f}; below 1: ours slower than the same work as one dense problem."

@@ -12,7 +12,6 @@
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
 CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
-mkdir -p build/trace
 start=$(date +%s)
 tiles="128x192 256x128"
 start_trace_builds $tiles

@@ -31,6 +31,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -127,9 +128,8 @@ void draw_masked(Operands& o, int expected_m) {
 }
 
 // Contiguous group sizes in multiples of 128 rows, each in [0.7, 1.3] x total / groups, the last
-// taking the rest (at least 128), as benchmarks/gpu_grouped_gemm.py's sizes_for draws them: each
-// row's group, every row in one.
-std::vector<int> draw_row_groups(int groups, int total) {
+// taking the rest (at least 128), as benchmarks/gpu_grouped_gemm.py's sizes_for draws them.
+std::vector<int> draw_group_sizes(int groups, int total) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<double> factor(0.7, 1.3);
   std::vector<int> sizes(groups);
@@ -139,20 +139,18 @@ std::vector<int> draw_row_groups(int groups, int total) {
     drawn += sizes[g];
   }
   sizes[groups - 1] = std::max(128, total - drawn);
-  std::vector<int> row_group;
-  for (int g = 0; g < groups; ++g) row_group.insert(row_group.end(), sizes[g], g);
-  return row_group;
+  return sizes;
 }
 
-// The contiguous layout on the device: the row ids, or each group's end row (psum).
-void set_contiguous_layout(Operands& o, std::vector<int> row_group, bool psum) {
-  std::vector<int> layout = row_group;
-  if (psum) {
-    layout.assign(o.b_groups, 0);
-    for (const int g : row_group) ++layout[g];
-    for (int g = 1; g < o.b_groups; ++g) layout[g] += layout[g - 1];
+// A contiguous problem's groups: each row's group on the host (for the check), and on the device
+// the row ids or, psum, each group's end row.
+void set_contiguous_layout(Operands& o, const std::vector<int>& sizes, bool psum) {
+  std::vector<int> ends;
+  for (size_t g = 0; g < sizes.size(); ++g) {
+    o.row_group.insert(o.row_group.end(), sizes[g], static_cast<int>(g));
+    ends.push_back(static_cast<int>(o.row_group.size()));
   }
-  o.row_group = std::move(row_group);
+  const std::vector<int>& layout = psum ? ends : o.row_group;
   o.psum = psum;
   CHECK(cudaMalloc(&o.layout_device, layout.size() * sizeof(int)));
   CHECK(cudaMemcpy(o.layout_device, layout.data(), layout.size() * sizeof(int), cudaMemcpyHostToDevice));
@@ -362,14 +360,14 @@ int main(int argc, char** argv) {
   int device = 0, num_sms = 0;
   CHECK(cudaGetDevice(&device));
   CHECK(cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device));
-  std::vector<int> row_group;
+  std::vector<int> group_sizes;
   if (contiguous) {
-    row_group = draw_row_groups(groups, m);
-    m = static_cast<int>(row_group.size());  // the rows the groups cover
+    group_sizes = draw_group_sizes(groups, m);
+    m = std::accumulate(group_sizes.begin(), group_sizes.end(), 0);  // the rows the groups cover
   }
   Operands o = make_operands(contiguous ? 1 : groups, m, n, k, groups);
   if (masked) draw_masked(o, expected_m);
-  if (contiguous) set_contiguous_layout(o, std::move(row_group), psum);
+  if (contiguous) set_contiguous_layout(o, group_sizes, psum);
   const GemmProblem p = problem_of(o, num_sms);
   const GemmConfig cfg = config_of(p);
   cudaStream_t stream;
