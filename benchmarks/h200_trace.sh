@@ -14,8 +14,7 @@
 # Usage (GPU machine, repo root): bash benchmarks/h200_trace.sh
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
-CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
-mkdir -p build/trace
+CUTLASS=$(cutlass_include)
 start=$(date +%s)
 start_trace_builds 256x128 128x192 128x176 128x128
 nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Icsrc -I"$CUTLASS" \

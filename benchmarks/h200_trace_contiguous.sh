@@ -11,7 +11,6 @@
 #   default problems: 4 33024 6144 7168 and 8 35968 4096 2048
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
-CUTLASS=$(python3 -c "import cutlass_library, os; print(os.path.join(os.path.dirname(cutlass_library.__file__), 'source', 'include'))")
 start=$(date +%s)
 tiles="128x192 256x128"
 start_trace_builds $tiles
