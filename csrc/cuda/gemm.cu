@@ -102,6 +102,8 @@ constexpr double kSplitMaxBf16Values = 30e6;
 // A masked BF16 group's B (n x k values) above which pairs sharing B beat pairs sharing A
 // (masked_pick).
 constexpr double kMaskedShareBValues = 20e6;
+// Contiguous problems take the lean 256x128 tile from this many full waves of it on (contiguous_pick).
+constexpr int kContiguous256MinWaves = 4;
 
 // The problem's output tiles under a BM x BN tile (one CTA each, unsplit).
 int64_t tiles_of(const GemmProblem& p, int block_m, int block_n) {
@@ -235,6 +237,22 @@ const Compiled* masked_pick(const GemmProblem& p) {
   return find_compiled(p, bm, bn, 1, cast);
 }
 
+// M-grouped contiguous FP8 problems (row ids or psum ends, 128x128 SFB blocks) whose bf16 D
+// leaves through the TMA unit with no C run the lean contiguous 256x128 kernel (Note [lean
+// contiguous 256x128] in gemm_kernel.cuh), where its tiles fill at least kContiguous256MinWaves
+// waves: a group's last tile may hold rows of the next group or padding, and a small problem
+// pays for those rows in tiles of 256.  DG_GEMM_LEAN=0 (the plain kernels) keeps the model's pick.
+const Compiled* contiguous_pick(const GemmProblem& p) {
+  if (p.layout != GemmLayout::kRowIds && p.layout != GemmLayout::kPsum) return nullptr;
+  if (p.ab_dtype == InDtype::kBf16 || p.sfb_gran_n != 128 || p.d_dtype != OutDtype::kBf16 || p.c != nullptr) {
+    return nullptr;
+  }
+  const bool tma_out = p.ldd % 8 == 0 && reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
+  if (!tma_out || !setting_or(lean_setting(), true)) return nullptr;
+  if (tiles_of(p, 256, 128) < static_cast<int64_t>(kContiguous256MinWaves) * p.num_sms) return nullptr;
+  return find_compiled(p, 256, 128, 1, 0);
+}
+
 // A per-row tile wider than 128 columns pays only where it saves waves: its waves each take about
 // as long as 128x128's times the columns' ratio, or longer.  The general kernel's 128x160 (it
 // spills at that width) ran about 1.33 times as long as 128x128 per wave, the uniform K-grouped
@@ -257,6 +275,7 @@ bool wide_row_saves_waves(const GemmProblem& p, const Compiled& c) {
 const Compiled* choose(const GemmProblem& p) {
   if (const Compiled* forced = override_shape(p)) return forced;
   if (const Compiled* masked = masked_pick(p)) return masked;
+  if (const Compiled* contiguous = contiguous_pick(p)) return contiguous;
   // FP8 splits K only where no unsplit tile fills every SM.  With a warp for the scales (Note [a
   // warp for the scales]) the narrow unsplit tiles no longer wait on their producer: on the H100
   // (thirtieth session, a sweep and forced tiles in one process each) 128x2112x7168 ran 64x32 in
@@ -290,8 +309,8 @@ const Compiled* choose(const GemmProblem& p) {
     // Masked problems take pairs and 256-row tiles through masked_pick only.
     if (c.cast != 0) continue;
     if (c.block_m == 256 && p.layout == GemmLayout::kMasked) continue;
-    // Contiguous problems take 256-row tiles only when forced (H200, one process: 12-20% slower than
-    // the pick on all 16 contiguous and psum benchmark problems).
+    // Contiguous problems take 256-row tiles through contiguous_pick only (the plain 256x128 kernel,
+    // H200, one process: 12-20% slower than the pick on all 16 contiguous and psum benchmark problems).
     if (c.block_m == 256 && (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum)) continue;
     // Per-row tiles wider than 128 columns: 128x160 for K-grouped problems of several groups on the
     // uniform kernel (H200, one process: 1.15x against 128x128 on both benchmark shapes), and

@@ -202,33 +202,40 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // and the contiguous families measured level to slower).
   const bool masked_kernel = !kBf16 && !kSfbPerRow && kSplit == 1 && kCast == 0 && masked && masked_schedule_chosen() &&
                              !general_schedule_forced();
-  args.skip_idle = setting_or(idle_waves_setting(), masked_kernel) ? 1 : 0;
+  // Note [lean kernels]: the kernels compiled for bf16 D through the TMA unit with no C (FP8 with
+  // 128x128 SFB blocks; BF16 K-major, masked or in multicast pairs), for problems of that form
+  // (has_lean_twin says which FP8 tiles have one); on by default for dense and masked problems,
+  // where they were measured faster, and for the contiguous 256x128 tile (Note [lean contiguous
+  // 256x128]).
+  const bool contiguous = p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum;
+  constexpr bool kContiguous256 = !kMnA && is_contiguous_256_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
+  constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && T::kOutViaSmem;
+  const bool lean_chosen =
+      setting_or(lean_setting(), p.layout == GemmLayout::kDense || masked || (kContiguous256 && contiguous));
+  const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
+  // Whether this launch runs the lean contiguous 256x128 kernel (the launch below follows it): it
+  // takes idle waves, slab waits, the scale warp and stmatrix by default, as the dense kernel does.
+  const bool lean_contiguous_256 = kContiguous256 && kCast == 0 && contiguous && lean_out && !general_schedule_forced();
+  args.skip_idle = setting_or(idle_waves_setting(), masked_kernel || lean_contiguous_256) ? 1 : 0;
   // Whether this launch runs a plain dense kernel (the launch below follows it).  Slab waits (Note
   // [slab waits]) are on by default in the FP8 one alone, where they were measured.
   const bool dense_kernel =
       kSplit == 1 && kCast == 0 && !kSfbPerRow && p.layout == GemmLayout::kDense && !general_schedule_forced();
-  args.slab_wait = setting_or(slab_wait_setting(), !kBf16 && dense_kernel) ? 1 : 0;
+  args.slab_wait = setting_or(slab_wait_setting(), (!kBf16 && dense_kernel) || lean_contiguous_256) ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K,
   // M-grouped contiguous and masked; Note [a warp for the scales]); on by default for dense
-  // problems, and for short-K M-grouped contiguous ones (row ids and psum ends apart: gemm_switches.h).
-  const bool scale_warp_default = p.layout == GemmLayout::kDense ||
+  // problems, the lean contiguous 256x128 kernel, and short-K M-grouped contiguous ones (row ids
+  // and psum ends apart: gemm_switches.h).
+  const bool scale_warp_default = p.layout == GemmLayout::kDense || lean_contiguous_256 ||
                                   (p.layout == GemmLayout::kRowIds && args.num_k_blocks <= kScaleWarpRowIdsKBlocks) ||
                                   (p.layout == GemmLayout::kPsum && args.num_k_blocks <= kScaleWarpPsumKBlocks);
   args.scale_warp = !kBf16 && kCast == 0 && setting_or(scale_warp_setting(), scale_warp_default) ? 1 : 0;
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
   // Note [stmatrix epilogue] and Note [compact epilogue]: on by default in the plain FP8 dense
-  // kernel, where they were measured.
-  args.stsm = setting_or(stsm_setting(), !kBf16 && dense_kernel) ? 1 : 0;
+  // kernel, where they were measured; stmatrix in the lean contiguous 256x128 kernel too.
+  args.stsm = setting_or(stsm_setting(), (!kBf16 && dense_kernel) || lean_contiguous_256) ? 1 : 0;
   args.compact_epilogue = setting_or(compact_epilogue_setting(), !kBf16 && dense_kernel) ? 1 : 0;
-  // Note [lean kernels]: the kernels compiled for bf16 D through the TMA unit with no C (FP8 with
-  // 128x128 SFB blocks; BF16 K-major, masked or in multicast pairs), for problems of that form
-  // (has_lean_twin says which FP8 tiles have one); on by default for dense and masked problems,
-  // where they were measured faster.
-  constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && T::kOutViaSmem;
-  const bool lean_chosen =
-      setting_or(lean_setting(), p.layout == GemmLayout::kDense || p.layout == GemmLayout::kMasked);
-  const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
 
   cudaLaunchConfig_t launch{};
   launch.gridDim = dim3(static_cast<unsigned>(cfg.num_ctas));

@@ -148,6 +148,24 @@ constexpr int kAllRuns = 0, kPrimaryRun = 1, kOtherRuns = 2;
 constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2, kScheduleMasked = 3,
               kScheduleKGrouped = 4;
 
+// Note [lean contiguous 256x128]: the M-grouped contiguous FP8 tile of 256 rows by 128 columns
+// (128x128 SFB blocks, bf16 D) whose lean twin (Note [lean kernels]) runs the dense 256x128
+// kernel's K loop and epilogue: whole waves (Note [whole waves]), unrolled by four (by eight its
+// consumers spill inside the loop), the stmatrix epilogue (Note [stmatrix epilogue]) and a warp for
+// the scales (Note [a warp for the scales]).  On the same rows the dense 256x128 kernel ran 10%
+// faster than the contiguous 128x192 pick (H100, fifty-fifth session, trace harness), and the
+// 256x128 twin without the stmatrix epilogue and with its waves in chunks still lost to the pick.
+// The launcher turns on idle waves, slab waits, the scale warp and stmatrix for it by default.
+// ptxas (nvcc 13.0): 168 registers, 160/244 bytes of spill, none in the first pass's K loop.
+// Measured on the H100 (fifty-sixth session, four processes per SFA layout, against 128x192
+// forced in the same rounds): with SFA M-major 1-9% faster at K = 3072 to 7168 (geomeans over
+// those six problems 0.953-0.979 of 128x192's time), up to 4.6% slower at K = 2048; with SFA
+// K-major level to 5% slower.  So the heuristic (contiguous_pick in gemm.cu) takes it for large
+// problems with SFA M-major and K > 2048 only.
+constexpr bool is_contiguous_256_tile(int block_m, int block_n, bool bf16, bool sfb_per_row) {
+  return block_m == 256 && block_n == 128 && !bf16 && !sfb_per_row;
+}
+
 // Where a consumed item's rows go: a dense tile's (in registers) or a held description's (in
 // the warp's shared slot, read at use).
 struct DenseItem {
@@ -1061,6 +1079,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // The FP8 dense kernels (split K included; multicast pairs are BF16): 128x128 SFB blocks.
   constexpr bool kFp8Dense = !kBf16 && kSchedule == kScheduleDense && kCast == kCastNone;
   static_assert(!kFp8Dense || !kSfbPerRow, "the dense FP8 kernels take 128x128 SFB blocks");
+  // The lean contiguous 256x128 kernel (Note [lean contiguous 256x128]) takes the dense kernel's
+  // K loop and epilogue.
+  constexpr bool kLeanContiguous256 =
+      kLeanOut && kSchedule == kScheduleContiguous && is_contiguous_256_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
 
@@ -1116,11 +1138,12 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     p::regs_decrease<T::kProducerRegs>();
     // The FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K included,
     // M-grouped contiguous and masked) may split each stage over two warps (Note [a warp for the
-    // scales]); both walk the same units.  Not the contiguous 256x128 kernel (a forced tile only),
-    // whose ptxas spills it grew from 196/228 to 320/360 bytes.
+    // scales]); both walk the same units.  Not the plain contiguous 256x128 kernel, whose ptxas
+    // spills it grew from 196/228 to 320/360 bytes; its lean twin has it (Note [lean contiguous
+    // 256x128]).
     constexpr bool kScaleWarp = !kBf16 && !kSfbPerRow && kCast == kCastNone &&
                                 (kSchedule == kScheduleDense || kSchedule == kScheduleMasked ||
-                                 (kSchedule == kScheduleContiguous && kBlockM < 256));
+                                 (kSchedule == kScheduleContiguous && (kBlockM < 256 || kLeanContiguous256)));
     const int dense_cta = kCluster ? split_cluster : static_cast<int>(blockIdx.x);
     const int dense_ctas = kCluster ? split_clusters : static_cast<int>(gridDim.x);
     const int dense_rank = kCluster ? static_cast<int>(split_rank) : 0;
@@ -1234,7 +1257,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // is not the contiguous gap.  Nor with the K loop unrolled by eight and the SFB split settled at
   // compile time (forty-second session, same measure): contiguous 0.961 (8 of 8 slower), psum
   // 0.985, masked 0.995, dense 128x192 picks 0.976.
-  constexpr bool kWholeWaves = kFp8Dense && kBlockN == 128 && kWaves == 2;
+  // The lean contiguous 256x128 kernel takes whole waves too (Note [lean contiguous 256x128]).
+  constexpr bool kWholeWaves = (kFp8Dense || kLeanContiguous256) && kBlockN == 128 && kWaves == 2;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
@@ -1452,10 +1476,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
-      // Whole-wave (256x128) tiles unroll by eight (Note [whole waves]).  The others keep what the
-      // compiler chose for them without a pragma: two for the 16-column tiles, none for the rest
-      // (the SASS is the same as without it, but for the 64x16 loops' exit test, != for <=).
-      constexpr int kUnrollK = kWholeWaves ? 8 : kBlockN <= 16 ? 2 : 1;
+      // Whole-wave (256x128) tiles unroll by eight (Note [whole waves]), the lean contiguous one
+      // by four (Note [lean contiguous 256x128]).  The others keep what the compiler chose for them
+      // without a pragma: two for the 16-column tiles, none for the rest (the SASS is the same as
+      // without it, but for the 64x16 loops' exit test, != for <=).
+      constexpr int kUnrollK = kWholeWaves ? (kLeanContiguous256 ? 4 : 8) : kBlockN <= 16 ? 2 : 1;
 #pragma unroll(kUnrollK)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {
@@ -1746,9 +1771,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       // and j + 1 of this warp's 16 rows (matrix i: group j + i / 2, rows 8 * (i % 2) on), 16
       // 16-byte row pieces per lane and tile instead of 64 4-byte STS.  Lane l addresses row l % 8
       // of matrix l / 8; the swizzle moves whole 16-byte units, so each matrix row stays whole.
-      // Compiled into the FP8 dense kernels alone: the second path costs the contiguous
-      // 128x192 kernel a 24-byte spill in its K loop.
-      if (kFp8Dense && kBlockN % 16 == 0 && args.stsm) {
+      // Compiled into the FP8 dense kernels and the lean contiguous 256x128 one alone: the second
+      // path costs the contiguous 128x192 kernel a 24-byte spill in its K loop.
+      if ((kFp8Dense || kLeanContiguous256) && kBlockN % 16 == 0 && args.stsm) {
         const int mi = lane / 8;
         const int r = wg_warp * 16 + 8 * (mi % 2) + lane % 8;
         const int swz = kUnits == 4 ? (r >> 1) & 3 : (r >> 2) & 1;
@@ -2127,18 +2152,20 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 // misses showed in Nsight Compute as "no instruction" stalls (Note [compact epilogue]).  Every
 // dense and masked FP8 tile with an output buffer has a lean twin (the 16- and 48-column tiles have
 // none); the masked twins keep the register path, bf16 only, for slabs that a group covers in part.
-// The contiguous kernel's twin, for its 128x192 pick alone, does the same for partial runs, and
-// runs only with DG_GEMM_LEAN=1: it spills 64/56 bytes in the producer's row-id walk and measured
+// The contiguous kernel's 128x192 twin does the same for partial runs, and runs only with
+// DG_GEMM_LEAN=1: it spills 64/56 bytes in the producer's row-id walk and measured
 // slower.  K-major BF16 masked problems outside multicast pairs have a lean kernel of the masked
 // schedule (sm90_bf16_gemm_m_grouped_masked_lean_kernel) and no plain one: without it they run
 // the general kernel.  The BF16 multicast pairs have a lean twin each
 // (sm90_bf16_gemm_multicast_lean_kernel), for dense and masked problems alike.  SASS
 // instructions, plain -> lean (nvcc 13.0): dense 256x128 13,072 -> 3,712, dense 128x192 8,624 ->
 // 1,728, contiguous 128x192 23,432 -> 10,456, masked 256x128 11,600 -> 4,208; the K loops the
-// same.  has_lean_twin lists the FP8 tiles.
+// same.  The contiguous 256x128 twin has the dense kernel's K loop and epilogue besides, and is on
+// by default (Note [lean contiguous 256x128]).  has_lean_twin lists the FP8 tiles.
 constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
   return schedule == kScheduleDense || schedule == kScheduleMasked ||
-         (schedule == kScheduleContiguous && block_m == 128 && block_n == 192);
+         (schedule == kScheduleContiguous &&
+          ((block_m == 128 && block_n == 192) || is_contiguous_256_tile(block_m, block_n, false, false)));
 }
 
 template <int kBlockM, int kBlockN>
@@ -2170,7 +2197,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 
 // The contiguous FP8 kernel compiled for bf16 D with no C (Note [lean kernels]; the API never
 // passes C here): the float32 and C paths left out, partial slabs written from registers.  For
-// the contiguous pick, 128x192, alone.
+// 128x192 and 256x128 (Note [lean contiguous 256x128]).
 template <int kBlockM, int kBlockN>
 __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThreads, 1)
     sm90_fp8_gemm_m_grouped_contiguous_lean_kernel(const __grid_constant__ CUtensorMap tm_a,

@@ -201,12 +201,12 @@ def _same_bits_off_and_on(monkeypatch: pytest.MonkeyPatch, switch: str, run: Cal
     assert torch.equal(outs[0].view(torch.int16), outs[1].view(torch.int16))
 
 
-@pytest.mark.parametrize("config", ["64x128", "128x128", "128x176", "128x192"])
+@pytest.mark.parametrize("config", ["64x128", "128x128", "128x176", "128x192", "256x128"])
 def test_scale_warp_keeps_the_bits_on_psum(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
-    """Note [a warp for the scales] in the contiguous kernel (64- and 128-row tiles; the 256x128
-    one does not compile it): with the scales copied by a second producer warp, a psum layout of
+    """Note [a warp for the scales] in the contiguous kernel (64- and 128-row tiles, and at 256x128
+    the lean twin that runs by default; the plain 256x128 kernel does not compile it): with the scales copied by a second producer warp, a psum layout of
     empty, one-row and unaligned groups (tiles of two groups, zero items for the gaps, idle tiles
     past the end) keeps its bits, with the gaps zeroed or kept.  (The row-id and masked layouts:
     test_idle_waves_skipped_keep_the_bits.)"""
@@ -239,14 +239,20 @@ def test_contiguous_every_shape(
     assert shape.printed in capfd.readouterr().err  # the forced tile ran
 
 
-def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture) -> None:
-    """Note [lean kernels] in the contiguous kernel (DG_GEMM_LEAN=1, its 128x192 pick; off by default): row ids
-    of ragged groups with -1 padding (slabs that a run covers in part go out from registers, whole
-    ones through the TMA unit, padding as zero items) and a poisoned psum layout, gaps zeroed or
+@pytest.mark.parametrize("tile", ["128x192", "256x128"])
+def test_lean_contiguous_kernel_keeps_the_bits(
+    tile: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
+) -> None:
+    """Note [lean kernels] in the contiguous kernel: its 128x192 twin (DG_GEMM_LEAN=1, off by
+    default) and its 256x128 twin (on by default: Note [lean contiguous 256x128], whole waves, the
+    stmatrix epilogue, the scale warp, idle waves).  Row ids of ragged groups with -1 padding (slabs
+    that a run covers in part go out from registers, whole ones through the TMA unit, padding as
+    zero items; 256-row tiles that straddle two groups) and a poisoned psum layout, gaps zeroed or
     kept, give the plain kernel's bits; the profiler shows that the lean kernel ran."""
-    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", "128x192")
+    monkeypatch.setenv("DG_SM90_GEMM_CONFIG", tile)
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
-    n, k = 2 * 192 + 24, 896
+    block_n = int(tile.split("x")[1])
+    n, k = 2 * block_n + 24, 896
     sizes, pad = [1, 65, 0, 130, 256], 70
     ids: list[int] = []
     for g, rows in enumerate(sizes):
@@ -269,8 +275,8 @@ def test_lean_contiguous_kernel_keeps_the_bits(monkeypatch: pytest.MonkeyPatch, 
     psum = _psum_poisoned([300, 0, 129, 1, 512], n, k)
     for run in (row_ids, lambda: psum(True), lambda: psum(False)):
         _same_bits_off_and_on(monkeypatch, "DG_GEMM_LEAN", run)
-    _lean_kernel_ran(monkeypatch, row_ids, "contiguous", default_on=False)
-    assert "-> 128x192 " in capfd.readouterr().err  # the forced tile ran
+    _lean_kernel_ran(monkeypatch, row_ids, "contiguous", default_on=tile == "256x128")
+    assert f"-> {tile} " in capfd.readouterr().err  # the forced tile ran
 
 
 def _lean_kernel_ran(

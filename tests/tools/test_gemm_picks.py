@@ -93,3 +93,18 @@ def test_narrow_output_boxes_are_charged(picks_tool: Path) -> None:
     assert int(short_k["bn"]) % 32 == 0, short_k
     long_k = rows[("fp8 dense", 4096, 2112, 7168)]
     assert (long_k["bm"], long_k["bn"]) == (128, 176), long_k
+
+
+def test_large_contiguous_problems_take_the_lean_256x128_tile(picks_tool: Path) -> None:
+    """M-grouped contiguous FP8 problems with bf16 D and no C run the lean contiguous 256x128
+    kernel where its tiles fill at least four waves (Note [lean contiguous 256x128]); with the
+    lean kernels off (DG_GEMM_LEAN=0) the model's pick stays, and that is never a 256-row tile."""
+    for lean in ("", "0"):
+        env = {"DG_GEMM_LEAN": lean} if lean else {}
+        rows = [r for r in _picks(picks_tool, **env) if str(r["family"]) == "fp8 contiguous"]
+        assert len(rows) == 8, rows
+        for r in rows:
+            m, n = int(r["m"]), int(r["n"])
+            assert math.ceil(m / 256) * math.ceil(n / 128) >= 4 * SMS, r  # the benchmark's problems are large
+            tile = (int(r["bm"]), int(r["bn"]))
+            assert (tile == (256, 128)) == (lean == ""), (lean, r)
