@@ -84,8 +84,16 @@ int main() {
   const int contiguous[][4] = {{4, 33024, 6144, 7168}, {4, 34944, 7168, 3072}, {4, 29952, 4096, 4096},
                                {4, 32640, 4096, 2048}, {8, 33024, 6144, 7168}, {8, 28800, 7168, 3072},
                                {8, 31232, 4096, 4096}, {8, 35968, 4096, 2048}};
+  // FP8 contiguous, SFA K-major (the benchmark's default) and M-major (--sfa-mn-major), row ids;
+  // psum ends take the same picks.
   for (const auto& s : contiguous) {
-    print("fp8 contiguous", problem(s[0], s[1], s[2], s[3], GemmLayout::kRowIds, InDtype::kFp8E4m3));
+    GemmProblem p = problem(s[0], s[1], s[2], s[3], GemmLayout::kRowIds, InDtype::kFp8E4m3);
+    p.sfa_mn = (s[3] + 127) / 128;
+    p.sfa_k = 1;
+    print("fp8 contiguous", p);
+    p.sfa_mn = 1;
+    p.sfa_k = s[1];
+    print("fp8 contiguous sfa-m", p);
   }
   const int bf16_contiguous[][4] = {
       {4, 35456, 6144, 7168}, {4, 32512, 4096, 2048}, {8, 38656, 6144, 7168}, {8, 35328, 4096, 2048}};

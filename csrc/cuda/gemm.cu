@@ -102,8 +102,10 @@ constexpr double kSplitMaxBf16Values = 30e6;
 // A masked BF16 group's B (n x k values) above which pairs sharing B beat pairs sharing A
 // (masked_pick).
 constexpr double kMaskedShareBValues = 20e6;
-// Contiguous problems take the lean 256x128 tile from this many full waves of it on (contiguous_pick).
+// Contiguous problems take the lean 256x128 tile from this many full waves of it on, and above this
+// many K blocks (contiguous_pick).
 constexpr int kContiguous256MinWaves = 4;
+constexpr int kContiguous256MaxShortKBlocks = 16;
 
 // The problem's output tiles under a BM x BN tile (one CTA each, unsplit).
 int64_t tiles_of(const GemmProblem& p, int block_m, int block_n) {
@@ -239,9 +241,19 @@ const Compiled* masked_pick(const GemmProblem& p) {
 
 // M-grouped contiguous FP8 problems (row ids or psum ends, 128x128 SFB blocks) whose bf16 D
 // leaves through the TMA unit with no C run the lean contiguous 256x128 kernel (Note [lean
-// contiguous 256x128] in gemm_kernel.cuh), where its tiles fill at least kContiguous256MinWaves
-// waves: a group's last tile may hold rows of the next group or padding, and a small problem
-// pays for those rows in tiles of 256.  DG_GEMM_LEAN=0 (the plain kernels) keeps the model's pick.
+// contiguous 256x128] in gemm_kernel.cuh) where three measured conditions hold:
+// - SFA is M-major (the layout get_mn_major_tma_aligned_tensor gives, which upstream's tests and
+//   the engines pass).  A K-major SFA puts each row's scale in its own 32-byte sector, and a
+//   256x128 tile loads 1.5 times as many of them per MMA as 128x192: there the lean 256x128 kernel
+//   ran level to 2-5% slower than 128x192 on the benchmark problems.
+// - K spans more than kContiguous256MaxShortKBlocks K blocks: at K = 2048 128x192 ran up to 4.6%
+//   faster (row ids), at K = 3072 and above the lean 256x128 kernel 1-9% faster on the M-major
+//   problems but one (8x28800x7168x3072, level to 2.7% slower).
+// - Its tiles fill at least kContiguous256MinWaves waves: a group's last tile may hold rows of
+//   the next group or padding, and a small problem pays for those rows in tiles of 256.
+// The figures: H100, fifty-sixth session, four processes per SFA layout, the pick against 128x192
+// forced in the same rounds (docs/performance.md).  DG_GEMM_LEAN=0 (the plain kernels) keeps the
+// model's pick.
 const Compiled* contiguous_pick(const GemmProblem& p) {
   if (p.layout != GemmLayout::kRowIds && p.layout != GemmLayout::kPsum) return nullptr;
   if (p.ab_dtype == InDtype::kBf16 || p.sfb_gran_n != 128 || p.d_dtype != OutDtype::kBf16 || p.c != nullptr) {
@@ -249,6 +261,7 @@ const Compiled* contiguous_pick(const GemmProblem& p) {
   }
   const bool tma_out = p.ldd % 8 == 0 && reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
   if (!tma_out || !setting_or(lean_setting(), true)) return nullptr;
+  if (p.sfa_mn != 1 || ceil_div(p.k, 128) <= kContiguous256MaxShortKBlocks) return nullptr;
   if (tiles_of(p, 256, 128) < static_cast<int64_t>(kContiguous256MinWaves) * p.num_sms) return nullptr;
   return find_compiled(p, 256, 128, 1, 0);
 }

@@ -97,14 +97,18 @@ def test_narrow_output_boxes_are_charged(picks_tool: Path) -> None:
 
 def test_large_contiguous_problems_take_the_lean_256x128_tile(picks_tool: Path) -> None:
     """M-grouped contiguous FP8 problems with bf16 D and no C run the lean contiguous 256x128
-    kernel where its tiles fill at least four waves (Note [lean contiguous 256x128]); with the
-    lean kernels off (DG_GEMM_LEAN=0) the model's pick stays, and that is never a 256-row tile."""
+    kernel where SFA is M-major, K spans more than 16 K blocks and its tiles fill at least four waves
+    (Note [lean contiguous 256x128], contiguous_pick in gemm.cu); a K-major SFA or K = 2048 keeps
+    the model's pick, and so do the lean kernels off (DG_GEMM_LEAN=0).  The model never picks a
+    256-row tile for them."""
     for lean in ("", "0"):
         env = {"DG_GEMM_LEAN": lean} if lean else {}
-        rows = [r for r in _picks(picks_tool, **env) if str(r["family"]) == "fp8 contiguous"]
-        assert len(rows) == 8, rows
+        rows = [r for r in _picks(picks_tool, **env) if str(r["family"]).startswith("fp8 contiguous")]
+        assert len(rows) == 16, rows
         for r in rows:
-            m, n = int(r["m"]), int(r["n"])
+            m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
             assert math.ceil(m / 256) * math.ceil(n / 128) >= 4 * SMS, r  # the benchmark's problems are large
-            tile = (int(r["bm"]), int(r["bn"]))
-            assert (tile == (256, 128)) == (lean == ""), (lean, r)
+            lean_256 = lean == "" and str(r["family"]).endswith("sfa-m") and k > 16 * 128
+            assert ((int(r["bm"]), int(r["bn"])) == (256, 128)) == lean_256, (lean, r)
+    picked = [r for r in _picks(picks_tool) if (r["bm"], r["bn"]) == (256, 128) and "contiguous" in str(r["family"])]
+    assert len(picked) == 6, picked  # the M-major problems of K 3072, 4096 and 7168
