@@ -259,7 +259,7 @@ const Compiled* contiguous_pick(const GemmProblem& p) {
   if (p.ab_dtype == InDtype::kBf16 || p.sfb_gran_n != 128 || p.d_dtype != OutDtype::kBf16 || p.c != nullptr) {
     return nullptr;
   }
-  const bool tma_out = p.ldd % 8 == 0 && reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
+  const bool tma_out = gemm_detail::d_fits_tma(p.d, p.ldd, static_cast<int64_t>(p.m) * p.ldd, 2);
   if (!tma_out || !setting_or(lean_setting(), true)) return nullptr;
   if (p.sfa_mn != 1 || ceil_div(p.k, 128) <= kContiguous256MaxShortKBlocks) return nullptr;
   if (tiles_of(p, 256, 128) < static_cast<int64_t>(kContiguous256MinWaves) * p.num_sms) return nullptr;

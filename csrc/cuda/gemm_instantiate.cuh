@@ -127,9 +127,9 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // A bf16 C (D itself or not) is added in registers before the TMA store (not K-grouped: those
   // D are float32).
   const bool c_in_regs = p.c != nullptr && !f32 && !k_grouped;
-  const bool tma_out =
-      (f32 ? T::kOutF32ViaTma : T::kOutViaSmem) && (p.c == nullptr || (f32 && (c_is_d || c_copyable)) || c_in_regs) &&
-      (p.ldd * d_bytes) % 16 == 0 && (d_z * d_bytes) % 16 == 0 && reinterpret_cast<uintptr_t>(p.d) % 16 == 0;
+  const bool tma_out = (f32 ? T::kOutF32ViaTma : T::kOutViaSmem) &&
+                       (p.c == nullptr || (f32 && (c_is_d || c_copyable)) || c_in_regs) &&
+                       d_fits_tma(p.d, p.ldd, d_z, d_bytes);
   if (tma_out) {
     // Boxes of 64 rows and 64 bytes (16 float32 or 32 bf16 columns, 64-byte swizzle), or of 32
     // bytes for a bf16 tile whose width is an odd multiple of 16 (32-byte swizzle), or for float32
@@ -215,13 +215,15 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   const bool lean_out = kLeanable && lean_chosen && args.tma_out && !args.d_f32 && args.c == nullptr;
   // Whether this launch runs the lean contiguous 256x128 kernel (the launch below follows it): it
   // takes idle waves, slab waits, the scale warp and stmatrix by default, as the dense kernel does.
-  const bool lean_contiguous_256 = kContiguous256 && kCast == 0 && contiguous && lean_out && !general_schedule_forced();
+  const bool lean_contiguous_256 = kContiguous256 && contiguous && lean_out && !general_schedule_forced();
   args.skip_idle = setting_or(idle_waves_setting(), masked_kernel || lean_contiguous_256) ? 1 : 0;
-  // Whether this launch runs a plain dense kernel (the launch below follows it).  Slab waits (Note
-  // [slab waits]) are on by default in the FP8 one alone, where they were measured.
+  // Whether this launch runs a plain dense kernel (the launch below follows it), and whether it
+  // runs the FP8 dense kernel's epilogue (that kernel, or the lean contiguous 256x128 one).  Slab
+  // waits (Note [slab waits]) are on by default there alone, where they were measured.
   const bool dense_kernel =
       kSplit == 1 && kCast == 0 && !kSfbPerRow && p.layout == GemmLayout::kDense && !general_schedule_forced();
-  args.slab_wait = setting_or(slab_wait_setting(), (!kBf16 && dense_kernel) || lean_contiguous_256) ? 1 : 0;
+  const bool fp8_dense_epilogue = (!kBf16 && dense_kernel) || lean_contiguous_256;
+  args.slab_wait = setting_or(slab_wait_setting(), fp8_dense_epilogue) ? 1 : 0;
   args.stagger_cycles = stagger_cycles();
   // Read by the FP8 kernels with 128x128 SFB blocks and a schedule of their own (dense, split K,
   // M-grouped contiguous and masked; Note [a warp for the scales]); on by default for dense
@@ -234,7 +236,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   args.l2_hints = cfg.l2_hints;  // Note [L2 policies]
   // Note [stmatrix epilogue] and Note [compact epilogue]: on by default in the plain FP8 dense
   // kernel, where they were measured; stmatrix in the lean contiguous 256x128 kernel too.
-  args.stsm = setting_or(stsm_setting(), (!kBf16 && dense_kernel) || lean_contiguous_256) ? 1 : 0;
+  args.stsm = setting_or(stsm_setting(), fp8_dense_epilogue) ? 1 : 0;
   args.compact_epilogue = setting_or(compact_epilogue_setting(), !kBf16 && dense_kernel) ? 1 : 0;
 
   cudaLaunchConfig_t launch{};
@@ -433,7 +435,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
           }
         }
         if constexpr (!kMnA) {
-          if (p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum) {
+          if (contiguous) {
             if constexpr (kBf16) {
               return launch_kernel(
                   KernelConstant<&sm90_bf16_gemm_m_grouped_contiguous_kernel<kBlockM, kBlockN, kMajors>>{});

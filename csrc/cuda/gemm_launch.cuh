@@ -85,6 +85,13 @@ constexpr int k_block_values(bool bf16, int block_m, int block_n) {
 // the cost model (gemm.cu) all take it from here.
 constexpr bool f32_out_via_tma(bool sfb_per_row, int block_n) { return block_n % 32 == 0 || sfb_per_row; }
 
+// Whether D (d_bytes per element, rows ldd and groups d_z elements apart) meets the TMA unit's
+// 16-byte rules for its output map: both strides and the base 16-byte aligned.  The launchers'
+// output path and the heuristic's contiguous_pick (gemm.cu) ask the same question.
+inline bool d_fits_tma(const void* d, int64_t ldd, int64_t d_z, int d_bytes) {
+  return (ldd * d_bytes) % 16 == 0 && (d_z * d_bytes) % 16 == 0 && reinterpret_cast<uintptr_t>(d) % 16 == 0;
+}
+
 // The compiled shapes: X(BLOCK_M, BLOCK_N, SFB per row, BF16 operands, MN-major operands: bit 0
 // A, bit 1 B).
 // clang-format off

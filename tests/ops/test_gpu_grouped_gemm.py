@@ -206,9 +206,10 @@ def test_scale_warp_keeps_the_bits_on_psum(
     config: str, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture
 ) -> None:
     """Note [a warp for the scales] in the contiguous kernel (64- and 128-row tiles, and at 256x128
-    the lean twin that runs by default; the plain 256x128 kernel does not compile it): with the scales copied by a second producer warp, a psum layout of
-    empty, one-row and unaligned groups (tiles of two groups, zero items for the gaps, idle tiles
-    past the end) keeps its bits, with the gaps zeroed or kept.  (The row-id and masked layouts:
+    the lean twin that runs by default; the plain 256x128 kernel does not compile it): with the
+    scales copied by a second producer warp, a psum layout of empty, one-row and unaligned groups
+    (tiles of two groups, zero items for the gaps, idle tiles past the end) keeps its bits, with
+    the gaps zeroed or kept.  (The row-id and masked layouts:
     test_idle_waves_skipped_keep_the_bits.)"""
     monkeypatch.setenv("DG_SM90_GEMM_CONFIG", config)
     monkeypatch.setenv("DG_PRINT_CONFIGS", "1")
