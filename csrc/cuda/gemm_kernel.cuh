@@ -156,12 +156,32 @@ constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2,
 // faster than the contiguous 128x192 pick (H100, fifty-fifth session, trace harness), and the
 // 256x128 twin without the stmatrix epilogue and with its waves in chunks still lost to the pick.
 // The launcher turns on idle waves, slab waits, the scale warp and stmatrix for it by default.
-// ptxas (nvcc 13.0): 168 registers, 160/244 bytes of spill, none in the first pass's K loop.
+// ptxas (nvcc 13.0): 168 registers, 132/216 bytes of spill (160/244 before Note [epilogue state
+// in registers]), none in the first pass's K loop or its epilogue.
 // Measured on the H100 (fifty-sixth session, four processes per SFA layout, against 128x192
 // forced in the same rounds): with SFA M-major 1-9% faster at K = 3072 to 7168 (geomeans over
 // those six problems 0.953-0.979 of 128x192's time), up to 4.6% slower at K = 2048; with SFA
 // K-major level to 5% slower.  So the heuristic (contiguous_pick in gemm.cu) takes it for large
 // problems with SFA M-major and K > 2048 only.
+//
+// Note [epilogue state in registers]: the other kernels carry two values from item to item for
+// the output waits, whether any store is pending and the slab committed last (Note [slab waits]).
+// In this kernel ptxas kept both in local memory, and every epilogue loaded them (LDL) just before
+// the wait.  With nearly all of L1 given to shared memory those loads go to L2, and the warpgroup's
+// named barrier waits for them: Nsight Compute on the H100 (fifty-seventh session,
+// 4x33024x6144x7168, SFA M-major) put 1,398 long-scoreboard samples on the test of the first load
+// and 1,622 on the barrier after it; the dense 256x128 kernel, whose values stay in registers,
+// has 6,480 samples outside its K loop and producer against this kernel's 15,147.  The trace
+// harness had this kernel's epilogue at 3,070 cycles per item against the dense kernel's 2,050.
+// So this kernel keeps neither value: a wait with no store outstanding returns at once, the last
+// item's stores went out a whole K loop ago, and so wave 0's slab waits for all stores and wave
+// 1's for all but wave 0's store of the same item where there was one (slab0_committed, set in the
+// epilogue, dead across the K loop).  Wave 0's full wait is right whatever came before, and wave
+// 1's partial one is right since the one store it leaves is in the other region; the bits do not
+// change.  Trace harness on one H100, main before the change (4bfdf2c) and after it alternated,
+// three rounds (µs): contiguous 4x33024x6144x7168 2128.4-2130.2 -> 2100.5-2104.9 (-1.2%), psum
+// 4x33024x6144x7168 2126.2-2135.5 -> 2114.1-2120.2 (-0.7%), contiguous 8x35968x4096x2048
+// 520.4-521.6 -> 516.2-516.8 (-0.9%).
 constexpr bool is_contiguous_256_tile(int block_m, int block_n, bool bf16, bool sfb_per_row) {
   return block_m == 256 && block_n == 128 && !bf16 && !sfb_per_row;
 }
@@ -1217,6 +1237,9 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int wg_thread = threadIdx.x % 128;
   bool stores_pending = false;
   int last_slab = -1;  // the slab whose bf16 store this thread committed last (Note [slab waits])
+  // The lean contiguous 256x128 kernel keeps neither: whether this item's wave-0 slab went out
+  // through the TMA unit, set in its epilogue (Note [epilogue state in registers]).
+  bool slab0_committed = false;
   DG_TRACE(trace::Tracer tracer{warpgroup};)  // Note [tile trace]
   constexpr int kWaves = T::kWaves;
   // Idle waves are skipped (Note [idle waves]) wherever an item may leave a warpgroup's wave
@@ -1756,7 +1779,19 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       // (this tile's first slab, or the last tile's second), every older one has to be done:
       // wait for all but that one; otherwise for all.  On by default in the FP8 dense kernel
       // (DG_GEMM_SLAB_WAIT, csrc/cuda/gemm_switches.h, with the figures).
-      if (wg_thread == 0 && stores_pending) {
+      if constexpr (kLeanContiguous256) {
+        // Note [epilogue state in registers]: the state this wait reads lives only in the
+        // epilogue.  A wait with no store outstanding returns at once, and the last item's
+        // stores were committed a whole K loop ago, so wave 0 waits for all of them; wave 1 for
+        // all but wave 0's store of this item where there was one.
+        if (wg_thread == 0) {
+          if (args.slab_wait && w == 1 && slab0_committed) {
+            p::tma_store_wait_read_all_but_last();
+          } else {
+            p::tma_store_wait_read();
+          }
+        }
+      } else if (wg_thread == 0 && stores_pending) {
         if (kWaves == 2 && args.slab_wait && last_slab != w) {
           p::tma_store_wait_read_all_but_last();
         } else {
@@ -1810,8 +1845,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
             tma_store_3d_as(l2_hint_at(args.l2_hints, kL2ShiftD), &tm_d, out + q * kBoxBytes, col, row0, where.z());
         }
         p::tma_store_commit();
-        stores_pending = true;
-        last_slab = w;
+        if constexpr (!kLeanContiguous256) {
+          stores_pending = true;
+          last_slab = w;
+        }
       }
     };
 
@@ -1977,6 +2014,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           store_rows(w);
         }
       };
+      slab0_committed = owns_slab(0) && !(flags & kZero);  // (read by the lean contiguous 256x128 kernel)
       lean_slab(0);
       if constexpr (kWaves == 2) lean_slab(1);
     } else if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
@@ -2124,7 +2162,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     described_items(0, 0u);
   }
   DG_TRACE(tracer.flush(wg_thread == 0);)
-  if (stores_pending) p::tma_store_wait_all();
+  if (kLeanContiguous256 || stores_pending) p::tma_store_wait_all();
   if constexpr (kCluster) p::cluster_sync();
 }
 
