@@ -8,6 +8,7 @@
 #   bash benchmarks/h200_profile.sh dense:128x4096x7168 dense:4096x2112x7168:128x192 contiguous:8x33024x6144x7168
 #   bash benchmarks/h200_profile.sh contiguous:4x33024x6144x7168 psum:4x33024x6144x7168   # the same group sizes
 #   bash benchmarks/h200_profile.sh mqa:2048x65536x32x128 hc:8192x24x7168x0:m64c2w:p0
+#   DG_PROFILE_ARGS=--sfa-mn-major bash benchmarks/h200_profile.sh contiguous:4x33024x6144x7168   # more driver flags
 set -uo pipefail
 source "$(dirname "$0")/h200_env.sh"
 start=$(date +%s)
@@ -32,7 +33,7 @@ for spec in "$@"; do
     *) kernels=gemm ;;
   esac
   timeout 240 ncu --clock-control none --set full -k "regex:$kernels" --launch-skip 2 --launch-count 1 -f -o "$rep" \
-    python3 benchmarks/profile_gemm.py "$kind" "$shape" ${tile:+--config "$tile"} >> "$log" 2>&1
+    python3 benchmarks/profile_gemm.py "$kind" "$shape" ${tile:+--config "$tile"} ${DG_PROFILE_ARGS:-} >> "$log" 2>&1
   echo "ncu $spec rc=$?"
   ncu -i "$rep.ncu-rep" --page details >> "$log" 2>&1
   ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$rep.csv" 2>> "$log" \

@@ -7,6 +7,7 @@ time it, so that `ncu --launch-skip 2 --launch-count 1` sees a cold-L2 call afte
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168    # groups x rows x n x k, per-row ids
     python benchmarks/profile_gemm.py contiguous 8x33024x6144x7168 --module other_pkg
     python benchmarks/profile_gemm.py psum 4x33024x6144x7168          # the same sizes as psum ends
+    python benchmarks/profile_gemm.py contiguous 4x33024x6144x7168 --sfa-mn-major   # SFA M-major
     python benchmarks/profile_gemm.py bf16 4096x4096x7168
     python benchmarks/profile_gemm.py bf16masked 6x1024x4096x2048  # groups x expected m x n x k
     python benchmarks/profile_gemm.py mqa 2048x65536x32x128 [--config n256s128]  # S x Skv x H x D
@@ -46,6 +47,9 @@ def main() -> None:
         default=None,
         help="dense, wgrad, contiguous and psum only: call this DeepGEMM-compatible package instead",
     )
+    parser.add_argument(
+        "--sfa-mn-major", action="store_true", help="contiguous and psum: SFA M-major, as the engines pass it"
+    )
     args = parser.parse_args()
     if args.module and args.kind not in ("dense", "wgrad", "contiguous", "psum"):
         parser.error("--module takes the dense, wgrad, contiguous and psum kinds only")
@@ -77,7 +81,8 @@ def main() -> None:
     elif args.kind == "hc":
         run = HcOperands(*dims)
     else:
-        operands = ContiguousOperands(*dims, use_psum=args.kind == "psum")  # the same groups for both layouts
+        # The same groups for both layouts.
+        operands = ContiguousOperands(*dims, use_psum=args.kind == "psum", sfa_mn_major=args.sfa_mn_major)
 
         def run() -> None:
             operands(mod)
