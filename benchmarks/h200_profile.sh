@@ -2,7 +2,8 @@
 # Profile GEMM kernels on the H200 in one device call: build with the native kernels, then for
 # each KIND:SHAPE[:TILE] argument one cold-L2 call under Nsight Compute (full set, after two
 # warm-up calls), its details page (throughputs, warp-state reasons) and its hottest SASS lines
-# (benchmarks/sass_hotspots.py) in one log per argument.  Also a K sweep of the dense kernel when
+# and its local-memory accesses that ran (benchmarks/sass_hotspots.py --local) in one log per
+# argument.  Also a K sweep of the dense kernel when
 # DG_PROFILE_KSWEEP is set (the tiles' fixed cost per tile against their cost per K block).
 # Usage (GPU machine, repo root; KIND as benchmarks/profile_gemm.py takes it, TILE its --config):
 #   bash benchmarks/h200_profile.sh dense:128x4096x7168 dense:4096x2112x7168:128x192 contiguous:8x33024x6144x7168
@@ -37,7 +38,7 @@ for spec in "$@"; do
   echo "ncu $spec rc=$?"
   ncu -i "$rep.ncu-rep" --page details >> "$log" 2>&1
   ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$rep.csv" 2>> "$log" \
-    && python3 benchmarks/sass_hotspots.py "$rep.csv" --top 40 --columns >> "$log" 2>&1
+    && python3 benchmarks/sass_hotspots.py "$rep.csv" --top 40 --columns --local >> "$log" 2>&1
   grep -E "Duration|SM Active Cycles|Compute \(SM\) Throughput|L2 Cache Throughput|DRAM Throughput" "$log" | head -6
 done
 echo "done in $(( $(date +%s) - start )) s"

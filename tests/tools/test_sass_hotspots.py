@@ -53,3 +53,30 @@ def test_page_without_reason_columns(tmp_path: Path) -> None:
         " 75.0%      0x20  BRA 0x10",
         " 25.0%      0x10  NOP",
     ]
+
+
+LOCAL_PAGE = """\
+"Address","Source","Warp Stall Sampling (All Samples)","Instructions Executed"
+"0x10","STL [R1+0x38], R3","0","132"
+"0x20","LDL R197, [R1+0x38]","7","49536"
+"0x30","LOP3.LUT P0, RZ, R197, 0xff, RZ, 0xc0, !PT","140","49536"
+"0x40","@!P0  BRA 0x80","20","49536"
+"0x50","@P1  LDL R2, [R1+0x3c]","0","0"
+"0x60","BAR.SYNC.DEFER_BLOCKING R37, 0x80","50","49536"
+"""
+
+
+def test_local_accesses_that_ran_with_the_samples_after_them(tmp_path: Path) -> None:
+    lines = hotspots(tmp_path, LOCAL_PAGE, "--top", "0", "--local", "2")
+    assert lines[0] == "6 SASS lines, 217 samples (Warp Stall Sampling (All Samples))"
+    assert lines[1] == "local accesses that ran: 2 (executions, samples on the line, on the 2 lines after it)"
+    # The store: the load's 7 and the test's 140 after it; the load: the test's 140 and the branch's 20.
+    # The predicated load that never ran (0x50) is left out.
+    assert lines[2].split() == ["0x10", "132", "0", "147", "STL", "[R1+0x38],", "R3"]
+    assert lines[3].split() == ["0x20", "49536", "7", "160", "LDL", "R197,", "[R1+0x38]"]
+    assert len(lines) == 4
+
+
+def test_local_accesses_need_the_executions_column(tmp_path: Path) -> None:
+    lines = hotspots(tmp_path, PAGE, "--top", "0", "--local")
+    assert lines[-1] == "local accesses: the page has no 'Instructions Executed' column"
