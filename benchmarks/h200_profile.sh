@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Profile GEMM kernels on the H200 in one device call: build with the native kernels, then for
 # each KIND:SHAPE[:TILE] argument one cold-L2 call under Nsight Compute (full set, after two
-# warm-up calls), its details page (throughputs, warp-state reasons) and its hottest SASS lines
-# and its local-memory accesses that ran (benchmarks/sass_hotspots.py --local) in one log per
-# argument.  Also a K sweep of the dense kernel when
-# DG_PROFILE_KSWEEP is set (the tiles' fixed cost per tile against their cost per K block).
+# warm-up calls), its details page (throughputs, warp-state reasons), its hottest SASS lines and
+# its local-memory accesses that ran (benchmarks/sass_hotspots.py --local), in one log per
+# argument.  Also a K sweep of the dense kernel when DG_PROFILE_KSWEEP is set (the tiles' fixed
+# cost per tile against their cost per K block).
 # Usage (GPU machine, repo root; KIND as benchmarks/profile_gemm.py takes it, TILE its --config):
 #   bash benchmarks/h200_profile.sh dense:128x4096x7168 dense:4096x2112x7168:128x192 contiguous:8x33024x6144x7168
 #   bash benchmarks/h200_profile.sh contiguous:4x33024x6144x7168 psum:4x33024x6144x7168   # the same group sizes
