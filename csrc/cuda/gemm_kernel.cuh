@@ -181,7 +181,10 @@ constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2,
 // change.  Trace harness on one H100, main before the change (4bfdf2c) and after it alternated,
 // three rounds (µs): contiguous 4x33024x6144x7168 2128.4-2130.2 -> 2100.5-2104.9 (-1.2%), psum
 // 4x33024x6144x7168 2126.2-2135.5 -> 2114.1-2120.2 (-0.7%), contiguous 8x35968x4096x2048
-// 520.4-521.6 -> 516.2-516.8 (-0.9%).
+// 520.4-521.6 -> 516.2-516.8 (-0.9%).  The same rule would serve every kernel's slab waits, but in
+// the FP8 kernels that run by default the SASS shows these two values in registers (the dense and
+// masked 256x128 and the contiguous 128x192 kernels), and changing their code moves their register
+// allocation, unmeasured on a GPU; so they keep the state.
 constexpr bool is_contiguous_256_tile(int block_m, int block_n, bool bf16, bool sfb_per_row) {
   return block_m == 256 && block_n == 128 && !bf16 && !sfb_per_row;
 }
@@ -1237,8 +1240,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   const int wg_thread = threadIdx.x % 128;
   bool stores_pending = false;
   int last_slab = -1;  // the slab whose bf16 store this thread committed last (Note [slab waits])
-  // The lean contiguous 256x128 kernel keeps neither: whether this item's wave-0 slab went out
-  // through the TMA unit, set in its epilogue (Note [epilogue state in registers]).
+  // The lean contiguous 256x128 kernel keeps neither, only whether this item's wave-0 slab went
+  // out through the TMA unit, set in its epilogue (Note [epilogue state in registers]).
   bool slab0_committed = false;
   DG_TRACE(trace::Tracer tracer{warpgroup};)  // Note [tile trace]
   constexpr int kWaves = T::kWaves;
@@ -1780,10 +1783,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       // wait for all but that one; otherwise for all.  On by default in the FP8 dense kernel
       // (DG_GEMM_SLAB_WAIT, csrc/cuda/gemm_switches.h, with the figures).
       if constexpr (kLeanContiguous256) {
-        // Note [epilogue state in registers]: the state this wait reads lives only in the
-        // epilogue.  A wait with no store outstanding returns at once, and the last item's
-        // stores were committed a whole K loop ago, so wave 0 waits for all of them; wave 1 for
-        // all but wave 0's store of this item where there was one.
+        // Note [epilogue state in registers]: wave 0 waits for every store, wave 1 for all but
+        // this item's wave-0 store where there was one.
         if (wg_thread == 0) {
           if (args.slab_wait && w == 1 && slab0_committed) {
             p::tma_store_wait_read_all_but_last();
@@ -2014,6 +2015,8 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
           store_rows(w);
         }
       };
+      // lean_slab's test for wave 0, kept apart: lean_slab returning it cost the lean contiguous
+      // 256x128 kernel 8 more bytes of spill loads (ptxas), unmeasured on a GPU.
       slab0_committed = owns_slab(0) && !(flags & kZero);  // (read by the lean contiguous 256x128 kernel)
       lean_slab(0);
       if constexpr (kWaves == 2) lean_slab(1);
