@@ -1263,9 +1263,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // buffer, waits for it and folds it before the next goes out (upstream's structure), and its K
   // loop is unrolled by eight, so that ptxas places the next stage's try-wait, the release and the
   // next K block's scale loads among the last wave's fold instructions in seven K blocks of eight
-  // (a loop of one K block keeps the wait behind the back edge).  Only the plain dense kernel takes
-  // it; the grouped kernels keep the chunks below.  Measured on the H100 (thirty-third session,
-  // trace harness, three rounds, µs), chunks / whole waves / whole unrolled by 2 / by 4:
+  // (a loop of one K block keeps the wait behind the back edge).  The plain dense kernel takes it,
+  // and the lean contiguous and masked 256x128 kernels (below); the other grouped kernels keep the
+  // chunks.  Measured on the H100 (thirty-third session, trace harness, three rounds, µs), chunks /
+  // whole waves / whole unrolled by 2 / by 4:
   // 4096x4096x7168 186.2-187.4 / 187.1-187.6 / 181.1-181.6 / 179.6-179.9, 4096x7168x16384
   // 725.3-726.2 / 726.5-730.2 / 710.2-710.8 / 694.2-695.2, 4096x7168x2048 105.0-105.6 /
   // 104.1-104.6 / 103.6-103.7 / 103.2-103.4; the chunks unrolled by 2, 184.6-185.2 at
@@ -1283,8 +1284,15 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // is not the contiguous gap.  Nor with the K loop unrolled by eight and the SFB split settled at
   // compile time (forty-second session, same measure): contiguous 0.961 (8 of 8 slower), psum
   // 0.985, masked 0.995, dense 128x192 picks 0.976.
-  // The lean contiguous 256x128 kernel takes whole waves too (Note [lean contiguous 256x128]).
-  constexpr bool kWholeWaves = (kFp8Dense || kLeanContiguous256) && kBlockN == 128 && kWaves == 2;
+  // The lean contiguous 256x128 kernel takes whole waves too (Note [lean contiguous 256x128]), and
+  // so does the lean masked FP8 kernel's 256x128 tile, unrolled by four like the contiguous one
+  // (ptxas: no spill either way).  Trace harness on one H200 (fifty-eighth session, three rounds
+  // against main, µs, the same error against float64): 32x192x6144x7168 549.2-549.8 -> 546.5-547.8,
+  // 32x192x4096x2048 127.9-128.5 -> 127.2-127.9, and 6x1024x6144x7168 (groups of about 1024 rows,
+  // where the heuristic takes another tile) 457.1-458.0 -> 435.5-437.2; unrolled by eight 548.3-548.4,
+  // 128.1-128.8 and 434.2-434.8.
+  constexpr bool kLeanMasked = kLeanOut && kSchedule == kScheduleMasked && !kBf16 && !kSfbPerRow;
+  constexpr bool kWholeWaves = (kFp8Dense || kLeanContiguous256 || kLeanMasked) && kBlockN == 128 && kWaves == 2;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
@@ -1502,11 +1510,11 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
     auto fp8_blocks = [&]([[maybe_unused]] const auto split_c, const auto span_c) {
       constexpr int kFirstChunk = decltype(span_c)::value / 4 * kChunksPerWave;
       constexpr int kEndChunk = decltype(span_c)::value % 4 * kChunksPerWave;
-      // Whole-wave (256x128) tiles unroll by eight (Note [whole waves]), the lean contiguous one
-      // by four (Note [lean contiguous 256x128]).  The others keep what the compiler chose for them
-      // without a pragma: two for the 16-column tiles, none for the rest (the SASS is the same as
-      // without it, but for the 64x16 loops' exit test, != for <=).
-      constexpr int kUnrollK = kWholeWaves ? (kLeanContiguous256 ? 4 : 8) : kBlockN <= 16 ? 2 : 1;
+      // Whole-wave (256x128) tiles unroll by eight (Note [whole waves]), the lean contiguous and
+      // masked ones by four (Note [lean contiguous 256x128], and above).  The others keep what the
+      // compiler chose for them without a pragma: two for the 16-column tiles, none for the rest
+      // (the SASS is the same as without it, but for the 64x16 loops' exit test, != for <=).
+      constexpr int kUnrollK = kWholeWaves ? (kLeanContiguous256 || kLeanMasked ? 4 : 8) : kBlockN <= 16 ? 2 : 1;
 #pragma unroll(kUnrollK)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {
