@@ -208,7 +208,7 @@ cudaError_t Shape<kBlockM, kBlockN, kSfbPerRow, kBf16, kMajors, kSplit, kCast>::
   // where they were measured faster, and for the contiguous 256x128 tile (Note [lean contiguous
   // 256x128]).
   const bool contiguous = p.layout == GemmLayout::kRowIds || p.layout == GemmLayout::kPsum;
-  constexpr bool kContiguous256 = !kMnA && is_contiguous_256_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
+  constexpr bool kContiguous256 = !kMnA && is_fp8_256x128_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
   constexpr bool kLeanable = !kSfbPerRow && (!kBf16 || kMajors == 0) && kSplit == 1 && T::kOutViaSmem;
   const bool lean_chosen =
       setting_or(lean_setting(), p.layout == GemmLayout::kDense || masked || (kContiguous256 && contiguous));

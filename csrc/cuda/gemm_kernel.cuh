@@ -185,7 +185,9 @@ constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2,
 // the FP8 kernels that run by default the SASS shows these two values in registers (the dense and
 // masked 256x128 and the contiguous 128x192 kernels), and changing their code moves their register
 // allocation, unmeasured on a GPU; so they keep the state.
-constexpr bool is_contiguous_256_tile(int block_m, int block_n, bool bf16, bool sfb_per_row) {
+// The FP8 256x128 tile with 128x128 SFB blocks: the lean contiguous kernel's (above) and the lean
+// masked kernel's whole-wave tile (Note [whole waves]).
+constexpr bool is_fp8_256x128_tile(int block_m, int block_n, bool bf16, bool sfb_per_row) {
   return block_m == 256 && block_n == 128 && !bf16 && !sfb_per_row;
 }
 
@@ -1105,7 +1107,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // The lean contiguous 256x128 kernel (Note [lean contiguous 256x128]) takes the dense kernel's
   // K loop and epilogue.
   constexpr bool kLeanContiguous256 =
-      kLeanOut && kSchedule == kScheduleContiguous && is_contiguous_256_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
+      kLeanOut && kSchedule == kScheduleContiguous && is_fp8_256x128_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
   namespace p = deep_gemm::cuda::sm90;
   constexpr int kStages = T::kStages;
 
@@ -1291,8 +1293,10 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
   // 32x192x4096x2048 127.9-128.5 -> 127.2-127.9, and 6x1024x6144x7168 (groups of about 1024 rows,
   // where the heuristic takes another tile) 457.1-458.0 -> 435.5-437.2; unrolled by eight 548.3-548.4,
   // 128.1-128.8 and 434.2-434.8.
-  constexpr bool kLeanMasked = kLeanOut && kSchedule == kScheduleMasked && !kBf16 && !kSfbPerRow;
-  constexpr bool kWholeWaves = (kFp8Dense || kLeanContiguous256 || kLeanMasked) && kBlockN == 128 && kWaves == 2;
+  constexpr bool kLeanMasked256 =
+      kLeanOut && kSchedule == kScheduleMasked && is_fp8_256x128_tile(kBlockM, kBlockN, kBf16, kSfbPerRow);
+  constexpr bool kLeanGrouped256 = kLeanContiguous256 || kLeanMasked256;  // whole waves, unrolled by four
+  constexpr bool kWholeWaves = (kFp8Dense && kBlockN == 128 && kWaves == 2) || kLeanGrouped256;
   constexpr int kChunksPerWave =
       kThreeSfb || (!kWholeWaves && !kSfbPerRow && kBlockN >= 128 && kBlockN % 64 == 0) ? 2 : 1;
   constexpr int kChunkN = kThreeSfb ? 96 : kBlockN / kChunksPerWave;  // (the first chunk's width)
@@ -1514,7 +1518,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       // masked ones by four (Note [lean contiguous 256x128], and above).  The others keep what the
       // compiler chose for them without a pragma: two for the 16-column tiles, none for the rest
       // (the SASS is the same as without it, but for the 64x16 loops' exit test, != for <=).
-      constexpr int kUnrollK = kWholeWaves ? (kLeanContiguous256 || kLeanMasked ? 4 : 8) : kBlockN <= 16 ? 2 : 1;
+      constexpr int kUnrollK = kWholeWaves ? (kLeanGrouped256 ? 4 : 8) : kBlockN <= 16 ? 2 : 1;
 #pragma unroll(kUnrollK)
       for (int kb = kb_single; kb < (kBf16 ? 0 : k_mma); ++kb) {
         if (kb > 0) {
@@ -2025,7 +2029,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       };
       // lean_slab's test for wave 0, kept apart: lean_slab returning it cost the lean contiguous
       // 256x128 kernel 8 more bytes of spill loads (ptxas), unmeasured on a GPU.
-      slab0_committed = owns_slab(0) && !(flags & kZero);  // (read by the lean contiguous 256x128 kernel)
+      if constexpr (kLeanContiguous256) slab0_committed = owns_slab(0) && !(flags & kZero);
       lean_slab(0);
       if constexpr (kWaves == 2) lean_slab(1);
     } else if constexpr (kSchedule == kScheduleDense && kCast == kCastNone) {
@@ -2214,7 +2218,7 @@ __global__ void __launch_bounds__(Traits<kBlockM, kBlockN, false, false>::kThrea
 constexpr bool has_lean_twin(int schedule, int block_m, int block_n) {
   return schedule == kScheduleDense || schedule == kScheduleMasked ||
          (schedule == kScheduleContiguous &&
-          ((block_m == 128 && block_n == 192) || is_contiguous_256_tile(block_m, block_n, false, false)));
+          ((block_m == 128 && block_n == 192) || is_fp8_256x128_tile(block_m, block_n, false, false)));
 }
 
 template <int kBlockM, int kBlockN>

@@ -35,15 +35,17 @@ inline bool general_schedule_forced() {
 
 // DG_GEMM_SKIP_IDLE_WAVES: warpgroups skip the MMAs of their waves that hold no rows of an item
 // (Note [idle waves]).  Unset: on for the FP8 masked kernel and the lean contiguous 256x128 one
-// (Note [lean contiguous 256x128]; the launcher decides); 1 or 0: everywhere.  Measured on the H200, in one process:
-// with the masked kernel it ran the masked FP8 family 4-12% faster (geomean, three runs); alone on the general kernel
-// 0.98, on BF16 masked 0.92, on the contiguous families level.
+// (Note [lean contiguous 256x128]; the launcher decides); 1 or 0: everywhere.  Measured on the
+// H200, in one process: with the masked kernel it ran the masked FP8 family 4-12% faster (geomean,
+// three runs); alone on the general kernel 0.98, on BF16 masked 0.92, on the contiguous families
+// level.
 inline int idle_waves_setting() { return env_setting("DG_GEMM_SKIP_IDLE_WAVES"); }
 
 // DG_GEMM_SLAB_WAIT: a 256-row tile's second slab waits only for its own output region's last
 // store (Note [slab waits]).  Unset: on for the FP8 dense kernel and the lean contiguous 256x128
-// one (the launcher decides), off elsewhere; 1 or 0: everywhere.  Measured on the H200 with the whole-wave dense kernel
-// (one process, 18 shapes): on, 2 faster (4096x7168x2048 by 2.6%, 4096x4096x7168 by 0.9%), 16 level, none slower.
+// one (the launcher decides), off elsewhere; 1 or 0: everywhere.  Measured on the H200 with the
+// whole-wave dense kernel (one process, 18 shapes): on, 2 faster (4096x7168x2048 by 2.6%,
+// 4096x4096x7168 by 0.9%), 16 level, none slower.
 inline int slab_wait_setting() { return env_setting("DG_GEMM_SLAB_WAIT"); }
 
 // DG_GEMM_STSM: the bf16 epilogue writes each slab to shared memory with stmatrix x4 rather than
@@ -68,8 +70,8 @@ inline int compact_epilogue_setting() { return env_setting("DG_GEMM_COMPACT_EPIL
 // kernels], has_lean_twin in gemm_kernel.cuh); so do K-major BF16 masked problems outside
 // multicast pairs, which run the general kernel without it.  Unset: on for dense and masked
 // problems and for the contiguous 256x128 tile (Note [lean contiguous 256x128]), off for the
-// contiguous layouts' other tiles (the launcher decides); 1 or 0: everywhere.  Measured on the H100 in one
-// process (thirty-ninth session, base/variant).  Twins for the m = 4096 picks alone, lean as a
+// contiguous layouts' other tiles (the launcher decides); 1 or 0: everywhere.  Measured on the H100
+// in one process (thirty-ninth session, base/variant).  Twins for the m = 4096 picks alone, lean as a
 // variant, two runs: dense 18 shapes geomean 1.019 and 1.023, 7 faster, none slower; masked 1.083
 // and 1.069, 7 of 8 faster, none slower; contiguous (row ids) 0.971 and 0.966, 7 of 8 slower;
 // psum 0.984, 5 of 8 slower.  Twins for every tile, lean off as a variant: dense 0.964 (10 of 18
