@@ -157,7 +157,10 @@ constexpr int kScheduleGeneral = 0, kScheduleDense = 1, kScheduleContiguous = 2,
 // 256x128 twin without the stmatrix epilogue and with its waves in chunks still lost to the pick.
 // The launcher turns on idle waves, slab waits, the scale warp and stmatrix for it by default.
 // ptxas (nvcc 13.0): 168 registers, 132/216 bytes of spill (160/244 before Note [epilogue state
-// in registers]), none in the first pass's K loop or its epilogue.
+// in registers]), none in the first pass's K loop or its epilogue.  The spill comes from the
+// producer's second pass skipping the tiles without other runs (Producer::run_contiguous): walking
+// every tile there compiles with none, even unrolled by eight, but reading each tile's ids again
+// cost 3.5-4% at K = 2048 and 3072 for at most 1% at K = 7168 (H200, fifty-ninth session).
 // Measured on the H100 (fifty-sixth session, four processes per SFA layout, against 128x192
 // forced in the same rounds): with SFA M-major 1-9% faster at K = 3072 to 7168 (geomeans over
 // those six problems 0.953-0.979 of 128x192's time), up to 4.6% slower at K = 2048; with SFA
