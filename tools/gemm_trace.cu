@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -253,6 +254,8 @@ float median(std::vector<float> v) {
 #ifdef DG_GEMM_TRACE
 namespace tr = deep_gemm::cuda::gemm_detail::trace;
 
+constexpr int kMaxWaves = 4;  // (the largest tile has two waves; more are counted at four)
+
 void report(const std::vector<tr::Record>& records, const std::vector<int>& counts, int ctas, int k_blocks,
             float kernel_us) {
   const double ideal_per_block = static_cast<double>(TRACE_BM) * TRACE_BN * 128 / 4096.0;  // FP8 MACs per SM clock
@@ -308,6 +311,40 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
                 main / items, wait / items, early / items, epi / items, main / items / (ideal_per_block * k_blocks),
                 tail / busy_ctas);
   }
+  // A math warpgroup's items by the waves whose MMAs ran (Note [idle waves]): an item of fewer waves
+  // than the tile's has rows in part of it (a masked group's last slab, a contiguous tile that two
+  // groups or a padding run split); and the items per CTA, whose largest count sets the kernel's
+  // length in tile times.
+  for (int role = 0; role < tr::kProducerRole; ++role) {
+    std::vector<long> items(kMaxWaves + 1, 0);
+    std::vector<double> main(kMaxWaves + 1, 0.0), epi(kMaxWaves + 1, 0.0);
+    int fewest = INT32_MAX, most = 0, at_most = 0;
+    for (int c = 0; c < ctas; ++c) {
+      const int all = counts[c * tr::kRoles + role];  // (records are kept for the first kMaxItems)
+      if (all > most) {
+        most = all;
+        at_most = 0;
+      }
+      if (all == most) ++at_most;
+      fewest = std::min(fewest, all);
+      const int n = std::min(all, tr::kMaxItems);
+      for (int i = 0; i < n; ++i) {
+        const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
+        const int w = std::min<int>(r.waves, kMaxWaves);
+        ++items[w];
+        main[w] += r.main_clk;
+        epi[w] += r.end_clk - r.main_clk;
+      }
+    }
+    if (most == 0) continue;
+    std::printf("math wg %d: items per CTA %d to %d (%d CTAs at %d);", role, fewest, most, at_most, most);
+    for (int w = 0; w <= kMaxWaves; ++w) {
+      if (items[w] == 0) continue;
+      std::printf(" %d wave%s: %ld items, K loop %.0f, epilogue %.0f;", w, w == 1 ? "" : "s", items[w],
+                  main[w] / items[w], epi[w] / items[w]);
+    }
+    std::printf("\n");
+  }
   std::printf(
       "(cycles per item; gap: from an item's end to the next one's first full stage, the first item left "
       "out; early: of the waits, those for the item's K blocks 1 .. stages - 1, which a producer running a "
@@ -322,8 +359,9 @@ int main(int argc, char** argv) {
 #ifdef DG_GEMM_TRACE
   if (argc == 2 && std::string(argv[1]) == "--selftest") {
     // The report on made-up records (no GPU): 3 CTAs, the last without items, 3 items per role in the
-    // others, 1000-cycle K loops, 200-cycle epilogues, 100-cycle gaps, 1 GHz; expected: gap 100,
-    // K loop 1000, wait 50, early 20, epilogue 200, tail 500 us.
+    // others, 1000-cycle K loops, 200-cycle epilogues, 100-cycle gaps, 1 GHz, each math warpgroup's
+    // third item of one wave and the others of two; expected: gap 100, K loop 1000, wait 50, early
+    // 20, epilogue 200, tail 500 us; items per CTA 0 to 3 (2 CTAs at 3), 1 wave: 2 items, 2 waves: 4.
     const int ctas = 3;
     std::vector<tr::Record> records(static_cast<size_t>(ctas) * tr::kRoles * tr::kMaxItems);
     std::vector<int> counts(static_cast<size_t>(ctas) * tr::kRoles, 3);
@@ -333,7 +371,7 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 3; ++i) {
           const unsigned long long t = 1000000ull * c + 1300ull * i;
           records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i] =
-              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20};
+              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20, role == tr::kProducerRole ? 0u : (i == 2 ? 1u : 2u)};
         }
       }
     }

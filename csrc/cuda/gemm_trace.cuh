@@ -1,14 +1,14 @@
 #pragma once
 // Note [tile trace]: built with DG_GEMM_TRACE defined (tools/gemm_trace.cu does so; the extension
-// never does), the GEMM kernel records, per CTA, per role (math warpgroup 0 or 1, or the
-// producer) and per item: the SM clock and the wall clock (%globaltimer) when the item starts
-// (a consumer: its first stage is full; the producer: before it claims its first stage), the
-// cycles to the end of its MMAs (the producer: its last stage issued) and to the end of its
-// epilogue, and the cycles spent inside stage waits within the item (a consumer's waits for full
-// stages after the first, the producer's waits for free ones).  From those a harness splits a
-// tile's time into the gap before it (waiting for its first stage, the schedule), its K loop
-// (of which stage waits) and its epilogue.  Without DG_GEMM_TRACE, DG_TRACE(...) is empty and the
-// kernel is unchanged.
+// never does), the GEMM kernel records, per CTA, per role (math warpgroup 0 or 1, or the producer)
+// and per item: the SM clock and the wall clock (%globaltimer) when the item starts (a consumer:
+// its first stage is full; the producer: before it claims its first stage), the cycles to the end
+// of its MMAs (the producer: its last stage issued) and to the end of its epilogue, and the cycles
+// spent inside stage waits within the item (a consumer's waits for full stages after the first, the
+// producer's waits for free ones).  From those a harness splits a tile's time into the gap before
+// it (waiting for its first stage, the schedule), its K loop (of which stage waits) and its
+// epilogue, and a math warpgroup's items by the number of waves whose MMAs ran.  Without
+// DG_GEMM_TRACE, DG_TRACE(...) is empty and the kernel is unchanged.
 
 #ifdef DG_GEMM_TRACE
 
@@ -30,6 +30,7 @@ struct Record {
   uint32_t k_blocks;
   uint32_t early_wait_clk;  // of wait_clk, the waits for the item's first stages (those a producer
                             // running ahead would already have filled: K blocks 1 .. stages - 1)
+  uint32_t waves;  // a math warpgroup's waves whose MMAs ran (Note [idle waves]); the producer: 0
 };
 
 // Set by the harness (cudaMemcpyToSymbol): records[(cta * kRoles + role) * kMaxItems + i] and
@@ -48,7 +49,7 @@ struct Tracer {
   int role;
   int count = 0;
   unsigned long long start_clk = 0, start_ns = 0, wait_from = 0;
-  uint32_t wait_clk = 0, k_blocks = 0, early_wait_clk = 0;
+  uint32_t wait_clk = 0, k_blocks = 0, early_wait_clk = 0, waves = 0;
   bool main_set = false;
 
   __device__ __forceinline__ void begin(int blocks) {
@@ -57,8 +58,10 @@ struct Tracer {
     main_set = false;
     wait_clk = 0;
     early_wait_clk = 0;
+    waves = 0;
     k_blocks = static_cast<uint32_t>(blocks);
   }
+  __device__ __forceinline__ void set_waves(int n) { waves = static_cast<uint32_t>(n); }
   __device__ __forceinline__ void wait_begin() { wait_from = clock64(); }
   // `early`: the wait was for one of the item's first stages (Record::early_wait_clk).
   __device__ __forceinline__ void wait_end(bool early = false) {
@@ -90,6 +93,7 @@ struct Tracer {
       r.wait_clk = wait_clk;
       r.k_blocks = k_blocks;
       r.early_wait_clk = early_wait_clk;
+      r.waves = waves;
     }
     ++count;
   }
