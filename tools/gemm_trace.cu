@@ -254,18 +254,23 @@ float median(std::vector<float> v) {
 #ifdef DG_GEMM_TRACE
 namespace tr = deep_gemm::cuda::gemm_detail::trace;
 
-constexpr int kMaxWaves = 4;  // (the largest tile has two waves; more are counted at four)
+// The traced tile's waves (Note [idle waves]): an item's math warpgroup runs the MMAs of 0 to kWaves of them.
+constexpr int kWaves = deep_gemm::cuda::gemm_detail::Traits<TRACE_BM, TRACE_BN, false, false>::kWaves;
 
 void report(const std::vector<tr::Record>& records, const std::vector<int>& counts, int ctas, int k_blocks,
             float kernel_us) {
   const double ideal_per_block = static_cast<double>(TRACE_BM) * TRACE_BN * 128 / 4096.0;  // FP8 MACs per SM clock
+  // Items kept per CTA and role (later ones are counted only), and one of them.
+  auto kept = [&](int c, int role) { return std::min(counts[c * tr::kRoles + role], tr::kMaxItems); };
+  auto record = [&](int c, int role, int i) -> const tr::Record& {
+    return records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
+  };
   unsigned long long first_ns = ~0ull, last_ns = 0;
   double clk_sum = 0.0, ns_sum = 0.0;
   for (int c = 0; c < ctas; ++c) {
     for (int role = 0; role < tr::kRoles; ++role) {
-      const int n = std::min(counts[c * tr::kRoles + role], tr::kMaxItems);
-      for (int i = 0; i < n; ++i) {
-        const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
+      for (int i = 0; i < kept(c, role); ++i) {
+        const tr::Record& r = record(c, role, i);
         first_ns = std::min(first_ns, r.start_ns);
         last_ns = std::max(last_ns, r.start_ns + r.end_ns);
         if (role != tr::kProducerRole) {
@@ -282,17 +287,32 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
               TRACE_BN, k_blocks, ideal_per_block, ideal_per_block * k_blocks);
   std::printf("%-10s %6s %10s %10s %10s %10s %10s %12s %10s\n", "role", "items", "gap", "K loop", "of it wait",
               "early", "epilogue", "K loop/ideal", "tail us");
+  // Per math warpgroup, printed after the table: the fewest and most items a CTA ran (the most sets
+  // the kernel's length in tile times), and the items by the waves whose MMAs ran (fewer than the
+  // tile's: rows in part of it, as in a masked group's last slab or a contiguous tile that two groups
+  // or a padding run split), with their K loop and epilogue.
+  std::vector<std::string> by_waves;
   for (int role = 0; role < tr::kRoles; ++role) {
     double gap = 0, main = 0, wait = 0, early = 0, epi = 0, tail = 0;
     long items = 0;
     int busy_ctas = 0;  // CTAs with at least one item of this role
+    int fewest = INT32_MAX, most = 0, at_most = 0;
+    long wave_items[kWaves + 1] = {};
+    double wave_main[kWaves + 1] = {}, wave_epi[kWaves + 1] = {};
     for (int c = 0; c < ctas; ++c) {
-      const int n = std::min(counts[c * tr::kRoles + role], tr::kMaxItems);
+      const int all = counts[c * tr::kRoles + role];
+      if (all > most) {
+        most = all;
+        at_most = 0;
+      }
+      if (all == most) ++at_most;
+      fewest = std::min(fewest, all);
+      const int n = kept(c, role);
       if (n == 0) continue;
       ++busy_ctas;
       unsigned long long prev_end_clk = 0, cta_last_ns = 0;
       for (int i = 0; i < n; ++i) {
-        const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
+        const tr::Record& r = record(c, role, i);
         if (i > 0) gap += static_cast<double>(r.start_clk - prev_end_clk);
         prev_end_clk = r.start_clk + r.end_clk;
         main += r.main_clk;
@@ -301,6 +321,11 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
         epi += r.end_clk - r.main_clk;
         cta_last_ns = std::max(cta_last_ns, r.start_ns + r.end_ns);
         ++items;
+        if (role != tr::kProducerRole && r.waves <= kWaves) {
+          ++wave_items[r.waves];
+          wave_main[r.waves] += r.main_clk;
+          wave_epi[r.waves] += r.end_clk - r.main_clk;
+        }
       }
       tail += (last_ns - cta_last_ns) / 1e3;
     }
@@ -310,41 +335,18 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
     std::printf("%-10s %6ld %10.0f %10.0f %10.0f %10.0f %10.0f %12.2f %10.1f\n", name, items, gap / gaps,
                 main / items, wait / items, early / items, epi / items, main / items / (ideal_per_block * k_blocks),
                 tail / busy_ctas);
-  }
-  // A math warpgroup's items by the waves whose MMAs ran (Note [idle waves]): an item of fewer waves
-  // than the tile's has rows in part of it (a masked group's last slab, a contiguous tile that two
-  // groups or a padding run split); and the items per CTA, whose largest count sets the kernel's
-  // length in tile times.
-  for (int role = 0; role < tr::kProducerRole; ++role) {
-    std::vector<long> items(kMaxWaves + 1, 0);
-    std::vector<double> main(kMaxWaves + 1, 0.0), epi(kMaxWaves + 1, 0.0);
-    int fewest = INT32_MAX, most = 0, at_most = 0;
-    for (int c = 0; c < ctas; ++c) {
-      const int all = counts[c * tr::kRoles + role];  // (records are kept for the first kMaxItems)
-      if (all > most) {
-        most = all;
-        at_most = 0;
-      }
-      if (all == most) ++at_most;
-      fewest = std::min(fewest, all);
-      const int n = std::min(all, tr::kMaxItems);
-      for (int i = 0; i < n; ++i) {
-        const tr::Record& r = records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i];
-        const int w = std::min<int>(r.waves, kMaxWaves);
-        ++items[w];
-        main[w] += r.main_clk;
-        epi[w] += r.end_clk - r.main_clk;
-      }
+    if (role == tr::kProducerRole) continue;
+    char line[512];
+    int len = std::snprintf(line, sizeof line, "%s: items per CTA %d to %d (%d CTAs at %d);", name, fewest, most,
+                            at_most, most);
+    for (int w = 0; w <= kWaves; ++w) {
+      if (wave_items[w] == 0) continue;
+      len += std::snprintf(line + len, sizeof line - len, " %d wave%s: %ld items, K loop %.0f, epilogue %.0f;", w,
+                           w == 1 ? "" : "s", wave_items[w], wave_main[w] / wave_items[w], wave_epi[w] / wave_items[w]);
     }
-    if (most == 0) continue;
-    std::printf("math wg %d: items per CTA %d to %d (%d CTAs at %d);", role, fewest, most, at_most, most);
-    for (int w = 0; w <= kMaxWaves; ++w) {
-      if (items[w] == 0) continue;
-      std::printf(" %d wave%s: %ld items, K loop %.0f, epilogue %.0f;", w, w == 1 ? "" : "s", items[w],
-                  main[w] / items[w], epi[w] / items[w]);
-    }
-    std::printf("\n");
+    by_waves.push_back(line);
   }
+  for (const std::string& line : by_waves) std::printf("%s\n", line.c_str());
   std::printf(
       "(cycles per item; gap: from an item's end to the next one's first full stage, the first item left "
       "out; early: of the waits, those for the item's K blocks 1 .. stages - 1, which a producer running a "
@@ -360,8 +362,9 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--selftest") {
     // The report on made-up records (no GPU): 3 CTAs, the last without items, 3 items per role in the
     // others, 1000-cycle K loops, 200-cycle epilogues, 100-cycle gaps, 1 GHz, each math warpgroup's
-    // third item of one wave and the others of two; expected: gap 100, K loop 1000, wait 50, early
-    // 20, epilogue 200, tail 500 us; items per CTA 0 to 3 (2 CTAs at 3), 1 wave: 2 items, 2 waves: 4.
+    // third item of one wave fewer than the tile's; expected: gap 100, K loop 1000, wait 50, early
+    // 20, epilogue 200, tail 500 us; items per CTA 0 to 3 (2 CTAs at 3), 2 items of kWaves - 1
+    // waves and 4 of kWaves.
     const int ctas = 3;
     std::vector<tr::Record> records(static_cast<size_t>(ctas) * tr::kRoles * tr::kMaxItems);
     std::vector<int> counts(static_cast<size_t>(ctas) * tr::kRoles, 3);
@@ -370,8 +373,9 @@ int main(int argc, char** argv) {
       for (int role = 0; role < tr::kRoles; ++role) {
         for (int i = 0; i < 3; ++i) {
           const unsigned long long t = 1000000ull * c + 1300ull * i;
+          const uint32_t waves = role == tr::kProducerRole ? 0 : i == 2 ? kWaves - 1 : kWaves;
           records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i] =
-              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20, role == tr::kProducerRole ? 0u : (i == 2 ? 1u : 2u)};
+              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20, waves};
         }
       }
     }
