@@ -21,6 +21,9 @@
 //   DG_GEMM_LEAN=1 build/gemm_trace_256x128 contiguous ...   (the contiguous lean twin, where the tile has one)
 //   build/gemm_trace_256x128 --selftest       (the report on made-up records; no GPU needed)
 //   DG_GEMM_SWIZZLE=16 build/gemm_trace_256x128 4096 4096 7168   (bands of 16 N tiles, not 8)
+//   TRACE_COMPARE_SWITCH=DG_GEMM_SCALE_WARP build/gemm_time_256x128 contiguous ...   (after the timed
+//     launches, D once as timed and once with that switch at 0, both into a poisoned buffer: the
+//     count of elements whose bits differ, over all of D; any makes the exit status 1)
 // benchmarks/h200_trace.sh builds the tiles the heuristic picks at m = 4096 and runs them.
 
 #include <cuda_bf16.h>
@@ -445,6 +448,25 @@ int main(int argc, char** argv) {
     if (i >= 3) times.push_back(ms * 1e3f);
   }
   const double error = worst_relative_error(o);
+  // TRACE_COMPARE_SWITCH=NAME: D from one launch as timed and one with switch NAME set to 0, each
+  // into a poisoned buffer, compared bit for bit over all of D (a switch that must not change the
+  // result; rows a masked problem leaves alone stay poisoned in both).
+  int differing = -1;
+  if (const char* name = std::getenv("TRACE_COMPARE_SWITCH")) {
+    const size_t d_count = static_cast<size_t>(o.groups) * o.m * o.n;
+    std::vector<uint16_t> first_d(d_count), second_d(d_count);
+    for (std::vector<uint16_t>* out : {&first_d, &second_d}) {
+      if (out == &second_d) setenv(name, "0", 1);
+      CHECK(cudaMemsetAsync(o.d, 0xFF, d_count * 2, stream));
+      CHECK(TraceShape::launch(p, cfg, stream));
+      CHECK(cudaStreamSynchronize(stream));
+      CHECK(cudaMemcpy(out->data(), o.d, d_count * 2, cudaMemcpyDeviceToHost));
+    }
+    unsetenv(name);
+    differing = 0;
+    for (size_t i = 0; i < d_count; ++i) differing += first_d[i] != second_d[i] ? 1 : 0;
+    std::printf("D with %s=0 against D as timed: %d of %zu elements differ in bits\n", name, differing, d_count);
+  }
   const char* kind_name = masked ? "masked " : psum ? "psum " : contiguous ? "contiguous " : "";
   std::printf(
       "%s%dx%dx%dx%d, tile %dx%d, %d stages, %d CTAs, bands of %d%s: median %.1f us over %d launches (L2 "
@@ -464,5 +486,5 @@ int main(int argc, char** argv) {
   CHECK(cudaMemcpy(host_counts.data(), counts, host_counts.size() * sizeof(int), cudaMemcpyDeviceToHost));
   report(host_records, host_counts, cfg.num_ctas, (k + 127) / 128, times.back());
 #endif
-  return error < 1e-2 ? 0 : 1;
+  return error < 1e-2 && differing <= 0 ? 0 : 1;
 }
