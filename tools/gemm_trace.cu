@@ -293,15 +293,16 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
   // Per math warpgroup, printed after the table: the fewest and most items a CTA ran (the most sets
   // the kernel's length in tile times), and the items by the waves whose MMAs ran (fewer than the
   // tile's: rows in part of it, as in a masked group's last slab or a contiguous tile that two groups
-  // or a padding run split), with their K loop and epilogue.
+  // or a padding run split) and by how the consumers came to them (walked, or read from a stage
+  // description: a contiguous kernel's second pass), with their K loop and epilogue.
   std::vector<std::string> by_waves;
   for (int role = 0; role < tr::kRoles; ++role) {
     double gap = 0, main = 0, wait = 0, early = 0, epi = 0, tail = 0;
     long items = 0;
     int busy_ctas = 0;  // CTAs with at least one item of this role
     int fewest = INT32_MAX, most = 0, at_most = 0;
-    long wave_items[kWaves + 1] = {};
-    double wave_main[kWaves + 1] = {}, wave_epi[kWaves + 1] = {};
+    long wave_items[2][kWaves + 1] = {};  // [described][waves]
+    double wave_main[2][kWaves + 1] = {}, wave_epi[2][kWaves + 1] = {};
     for (int c = 0; c < ctas; ++c) {
       const int all = counts[c * tr::kRoles + role];
       if (all > most) {
@@ -324,10 +325,10 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
         epi += r.end_clk - r.main_clk;
         cta_last_ns = std::max(cta_last_ns, r.start_ns + r.end_ns);
         ++items;
-        if (role != tr::kProducerRole && r.waves <= kWaves) {
-          ++wave_items[r.waves];
-          wave_main[r.waves] += r.main_clk;
-          wave_epi[r.waves] += r.end_clk - r.main_clk;
+        if (role != tr::kProducerRole && r.waves <= kWaves && r.described <= 1) {
+          ++wave_items[r.described][r.waves];
+          wave_main[r.described][r.waves] += r.main_clk;
+          wave_epi[r.described][r.waves] += r.end_clk - r.main_clk;
         }
       }
       tail += (last_ns - cta_last_ns) / 1e3;
@@ -339,13 +340,17 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
                 main / items, wait / items, early / items, epi / items, main / items / (ideal_per_block * k_blocks),
                 tail / busy_ctas);
     if (role == tr::kProducerRole) continue;
-    char line[512];
+    char line[768];
     int len = std::snprintf(line, sizeof line, "%s: items per CTA %d to %d (%d CTAs at %d);", name, fewest, most,
                             at_most, most);
-    for (int w = 0; w <= kWaves; ++w) {
-      if (wave_items[w] == 0) continue;
-      len += std::snprintf(line + len, sizeof line - len, " %d wave%s: %ld items, K loop %.0f, epilogue %.0f;", w,
-                           w == 1 ? "" : "s", wave_items[w], wave_main[w] / wave_items[w], wave_epi[w] / wave_items[w]);
+    for (int d = 0; d < 2; ++d) {
+      for (int w = 0; w <= kWaves; ++w) {
+        const long n = wave_items[d][w];
+        if (n == 0) continue;
+        len += std::snprintf(line + len, sizeof line - len, " %d wave%s%s: %ld items, K loop %.0f, epilogue %.0f;", w,
+                             w == 1 ? "" : "s", d == 1 ? " (described)" : "", n, wave_main[d][w] / n,
+                             wave_epi[d][w] / n);
+      }
     }
     by_waves.push_back(line);
   }
@@ -365,9 +370,9 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--selftest") {
     // The report on made-up records (no GPU): 3 CTAs, the last without items, 3 items per role in the
     // others, 1000-cycle K loops, 200-cycle epilogues, 100-cycle gaps, 1 GHz, each math warpgroup's
-    // third item of one wave fewer than the tile's; expected: gap 100, K loop 1000, wait 50, early
-    // 20, epilogue 200, tail 500 us; items per CTA 0 to 3 (2 CTAs at 3), 2 items of kWaves - 1
-    // waves and 4 of kWaves.
+    // third item of one wave fewer than the tile's and described; expected: gap 100, K loop 1000,
+    // wait 50, early 20, epilogue 200, tail 500 us; items per CTA 0 to 3 (2 CTAs at 3), 4 items of
+    // kWaves waves and 2 described ones of kWaves - 1.
     const int ctas = 3;
     std::vector<tr::Record> records(static_cast<size_t>(ctas) * tr::kRoles * tr::kMaxItems);
     std::vector<int> counts(static_cast<size_t>(ctas) * tr::kRoles, 3);
@@ -378,7 +383,7 @@ int main(int argc, char** argv) {
           const unsigned long long t = 1000000ull * c + 1300ull * i;
           const uint32_t waves = role == tr::kProducerRole ? 0 : i == 2 ? kWaves - 1 : kWaves;
           records[(static_cast<size_t>(c) * tr::kRoles + role) * tr::kMaxItems + i] =
-              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20, waves};
+              tr::Record{t, t, 1000, 1200, 1200, 50, 4, 20, waves, role != tr::kProducerRole && i == 2 ? 1u : 0u};
         }
       }
     }

@@ -7,7 +7,8 @@
 // spent inside stage waits within the item (a consumer's waits for full stages after the first, the
 // producer's waits for free ones).  From those a harness splits a tile's time into the gap before
 // it (waiting for its first stage, the schedule), its K loop (of which stage waits) and its
-// epilogue, and a math warpgroup's items by the number of waves whose MMAs ran.  Without
+// epilogue, and a math warpgroup's items by the number of waves whose MMAs ran and by whether
+// the item came as a described stage (a contiguous kernel's second pass).  Without
 // DG_GEMM_TRACE, DG_TRACE(...) is empty and the kernel is unchanged.
 
 #ifdef DG_GEMM_TRACE
@@ -31,6 +32,7 @@ struct Record {
   uint32_t early_wait_clk;  // of wait_clk, the waits for the item's first stages (those a producer
                             // running ahead would already have filled: K blocks 1 .. stages - 1)
   uint32_t waves;  // a math warpgroup's waves whose MMAs ran (Note [idle waves]); the producer: 0
+  uint32_t described;  // a math warpgroup's item read from its stage description (1) or walked (0)
 };
 
 // Set by the harness (cudaMemcpyToSymbol): records[(cta * kRoles + role) * kMaxItems + i] and
@@ -49,7 +51,7 @@ struct Tracer {
   int role;
   int count = 0;
   unsigned long long start_clk = 0, start_ns = 0, wait_from = 0;
-  uint32_t wait_clk = 0, k_blocks = 0, early_wait_clk = 0, waves = 0;
+  uint32_t wait_clk = 0, k_blocks = 0, early_wait_clk = 0, waves = 0, described = 0;
   bool main_set = false;
 
   __device__ __forceinline__ void begin(int blocks) {
@@ -59,9 +61,13 @@ struct Tracer {
     wait_clk = 0;
     early_wait_clk = 0;
     waves = 0;
+    described = 0;
     k_blocks = static_cast<uint32_t>(blocks);
   }
-  __device__ __forceinline__ void set_waves(int n) { waves = static_cast<uint32_t>(n); }
+  __device__ __forceinline__ void set_waves(int n, bool from_description) {
+    waves = static_cast<uint32_t>(n);
+    described = from_description ? 1u : 0u;
+  }
   __device__ __forceinline__ void wait_begin() { wait_from = clock64(); }
   // `early`: the wait was for one of the item's first stages (Record::early_wait_clk).
   __device__ __forceinline__ void wait_end(bool early = false) {
@@ -94,6 +100,7 @@ struct Tracer {
       r.k_blocks = k_blocks;
       r.early_wait_clk = early_wait_clk;
       r.waves = waves;
+      r.described = described;
     }
     ++count;
   }
