@@ -347,9 +347,9 @@ void report(const std::vector<tr::Record>& records, const std::vector<int>& coun
       for (int w = 0; w <= kWaves; ++w) {
         const long n = wave_items[d][w];
         if (n == 0) continue;
-        len += std::snprintf(line + len, sizeof line - len, " %d wave%s%s: %ld items, K loop %.0f, epilogue %.0f;", w,
-                             w == 1 ? "" : "s", d == 1 ? " (described)" : "", n, wave_main[d][w] / n,
-                             wave_epi[d][w] / n);
+        len +=
+            std::snprintf(line + len, sizeof line - len, " %d wave%s%s: %ld items, K loop %.0f, epilogue %.0f;", w,
+                          w == 1 ? "" : "s", d == 1 ? " (described)" : "", n, wave_main[d][w] / n, wave_epi[d][w] / n);
       }
     }
     by_waves.push_back(line);
@@ -459,15 +459,17 @@ int main(int argc, char** argv) {
   int differing = -1;
   if (const char* name = std::getenv("TRACE_COMPARE_SWITCH")) {
     const size_t d_count = static_cast<size_t>(o.groups) * o.m * o.n;
-    std::vector<uint16_t> first_d(d_count), second_d(d_count);
-    for (std::vector<uint16_t>* out : {&first_d, &second_d}) {
-      if (out == &second_d) setenv(name, "0", 1);
+    auto d_of_one_launch = [&]() {
+      std::vector<uint16_t> bits(d_count);
       CHECK(cudaMemsetAsync(o.d, 0xFF, d_count * 2, stream));
       CHECK(TraceShape::launch(p, cfg, stream));
+      CHECK(cudaMemcpyAsync(bits.data(), o.d, d_count * 2, cudaMemcpyDeviceToHost, stream));
       CHECK(cudaStreamSynchronize(stream));
-      CHECK(cudaMemcpy(out->data(), o.d, d_count * 2, cudaMemcpyDeviceToHost));
-    }
-    unsetenv(name);
+      return bits;
+    };
+    const std::vector<uint16_t> first_d = d_of_one_launch();
+    setenv(name, "0", 1);  // (the launchers read the switches on every launch)
+    const std::vector<uint16_t> second_d = d_of_one_launch();
     differing = 0;
     for (size_t i = 0; i < d_count; ++i) differing += first_d[i] != second_d[i] ? 1 : 0;
     std::printf("D with %s=0 against D as timed: %d of %zu elements differ in bits\n", name, differing, d_count);

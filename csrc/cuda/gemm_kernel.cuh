@@ -1403,7 +1403,7 @@ __device__ __forceinline__ void gemm_body(const CUtensorMap& tm_a, const CUtenso
       }
     }
     const bool idle = wave_first >= wave_end;
-    DG_TRACE(tracer.set_waves(wave_end - wave_first, !std::is_same_v<std::decay_t<decltype(where)>, DenseItem>);)
+    DG_TRACE(tracer.set_waves(wave_end - wave_first, std::is_same_v<std::decay_t<decltype(where)>, HeldItem>);)
     // The K blocks the MMA loops below take: none when this warpgroup is idle.
     const int k_mma = idle ? 0 : k_blocks;
     if (idle) {
