@@ -452,11 +452,18 @@ int main(int argc, char** argv) {
     CHECK(cudaEventElapsedTime(&ms, start, stop));
     if (i >= 3) times.push_back(ms * 1e3f);
   }
+#ifdef DG_GEMM_TRACE
+  // The last timed launch's records, taken before the launches below write their own.
+  std::vector<tr::Record> host_records(slots * tr::kMaxItems);
+  std::vector<int> host_counts(slots);
+  CHECK(cudaMemcpy(host_records.data(), records, host_records.size() * sizeof(tr::Record), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(host_counts.data(), counts, host_counts.size() * sizeof(int), cudaMemcpyDeviceToHost));
+#endif
   const double error = worst_relative_error(o);
   // TRACE_COMPARE_SWITCH=NAME: D from one launch as timed and one with switch NAME set to 0, each
   // into a poisoned buffer, compared bit for bit over all of D (a switch that must not change the
   // result; rows a masked problem leaves alone stay poisoned in both).
-  int differing = -1;
+  long long differing = -1;
   if (const char* name = std::getenv("TRACE_COMPARE_SWITCH")) {
     const size_t d_count = static_cast<size_t>(o.groups) * o.m * o.n;
     auto d_of_one_launch = [&]() {
@@ -472,7 +479,7 @@ int main(int argc, char** argv) {
     const std::vector<uint16_t> second_d = d_of_one_launch();
     differing = 0;
     for (size_t i = 0; i < d_count; ++i) differing += first_d[i] != second_d[i] ? 1 : 0;
-    std::printf("D with %s=0 against D as timed: %d of %zu elements differ in bits\n", name, differing, d_count);
+    std::printf("D with %s=0 against D as timed: %lld of %zu elements differ in bits\n", name, differing, d_count);
   }
   const char* kind_name = masked ? "masked " : psum ? "psum " : contiguous ? "contiguous " : "";
   std::printf(
@@ -487,10 +494,6 @@ int main(int argc, char** argv) {
 #endif
       median(times), launches, error);
 #ifdef DG_GEMM_TRACE
-  std::vector<tr::Record> host_records(slots * tr::kMaxItems);
-  std::vector<int> host_counts(slots);
-  CHECK(cudaMemcpy(host_records.data(), records, host_records.size() * sizeof(tr::Record), cudaMemcpyDeviceToHost));
-  CHECK(cudaMemcpy(host_counts.data(), counts, host_counts.size() * sizeof(int), cudaMemcpyDeviceToHost));
   report(host_records, host_counts, cfg.num_ctas, (k + 127) / 128, times.back());
 #endif
   return error < 1e-2 && differing <= 0 ? 0 : 1;
